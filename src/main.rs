@@ -1,1 +1,24 @@
-fn main() {}
+//! `isr-grader`: grades a student's ISR / high-watermark leader against the case corpus.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use isr_grader::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Test(args) => isr_grader::grade::test_cmd(args),
+        Command::Show(args) => isr_grader::grade::show_cmd(args),
+        Command::Gen(args) => isr_grader::corpus::gen_cmd(args),
+        Command::Bless(args) => isr_grader::corpus::bless_cmd(args),
+        Command::Audit(args) => isr_grader::corpus::audit_cmd(args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(e) => {
+            anstream::eprintln!("isr-grader: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! The command line: every subcommand's arguments (clap derive).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Grades a student's leader for the Kafka ISR / high-watermark exercise.
+#[derive(Debug, Parser)]
+#[command(name = "isr-grader", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Grade a program on every case (the main job).
+    Test(TestArgs),
+    /// Print a case's trace, expected output and the reference's explanation.
+    Show(ShowArgs),
+    /// Generate a trace from a scenario generator.
+    Gen(GenArgs),
+    /// Regenerate expected outputs from the reference, showing what changed.
+    Bless(BlessArgs),
+    /// Check that the corpus catches every known mistake and tells them apart.
+    Audit(AuditArgs),
+}
+
+/// How `test` reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// For people: verdicts, the first divergence, the diagnosis.
+    Human,
+    /// One JSON document on stdout.
+    Json,
+}
+
+/// `isr-grader test`.
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// A case folder (repeatable). Replaces the built-in public cases unless --builtin is given.
+    #[arg(long = "cases", value_name = "DIR")]
+    pub cases: Vec<PathBuf>,
+    /// Also use the built-in public cases when --cases is given.
+    #[arg(long)]
+    pub builtin: bool,
+    /// Report format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Cases run at once (default: the number of cores).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Wall-clock limit per case, in seconds.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Address-space limit per case, in MiB.
+    #[arg(long, value_name = "MIB")]
+    pub memory: Option<u64>,
+    /// Most stdout bytes kept per case, in KiB; past it the program is stopped.
+    #[arg(long, value_name = "KIB")]
+    pub output_limit: Option<u64>,
+    /// Only cases whose name contains PATTERN (`*` is a wildcard).
+    #[arg(long, value_name = "PATTERN")]
+    pub filter: Option<String>,
+    /// Read this grader config instead of ./grader.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Skip the config's build step.
+    #[arg(long)]
+    pub no_build: bool,
+    /// Also write a JUnit XML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Also write a Gradescope results.json to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub gradescope: Option<PathBuf>,
+    /// Show every case's details, not only the failing ones.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+    /// The program and its arguments (after `--`).
+    #[arg(last = true, value_name = "PROGRAM")]
+    pub program: Vec<String>,
+}
+
+/// `isr-grader show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The case's name (or a unique part of it).
+    pub name: String,
+    /// Case folders to look in (default: the built-in public cases).
+    #[arg(long = "cases", value_name = "DIR")]
+    pub cases: Vec<PathBuf>,
+}
+
+/// `isr-grader gen`.
+#[derive(Debug, Args)]
+pub struct GenArgs {
+    /// The scenario generator (`isr-grader gen --list` shows them).
+    #[arg(required_unless_present = "list")]
+    pub scenario: Option<String>,
+    /// The seed; the same seed and parameters give the same trace, bit for bit.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// A generator parameter, `KEY=VALUE` (repeatable).
+    #[arg(long = "param", short = 'p', value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    /// List the generators and their parameters.
+    #[arg(long)]
+    pub list: bool,
+    /// Write a whole case (NAME.trace, NAME.toml, NAME.out) into this folder instead of printing the trace.
+    #[arg(long, value_name = "DIR")]
+    pub case_dir: Option<PathBuf>,
+    /// The case name when writing a case.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Visibility of the written case.
+    #[arg(long, default_value = "hidden")]
+    pub visibility: String,
+}
+
+/// `isr-grader bless`.
+#[derive(Debug, Args)]
+pub struct BlessArgs {
+    /// Case folders (default: cases/public and cases/hidden).
+    pub dirs: Vec<PathBuf>,
+    /// Change nothing; exit 1 if any expected output is out of date.
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// `isr-grader audit`.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Case folders (default: cases/public and cases/hidden).
+    pub dirs: Vec<PathBuf>,
+    /// Also search and print the minimal witness of every mistake and pair of mistakes.
+    #[arg(long)]
+    pub witness: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,17 @@
+//! The isr-grader library: the parts of the grader that the binary and the tests share.
+//!
+//! - [`cli`]: command-line arguments.
+//! - [`cases`]: the case corpus on disk and built in.
+//! - [`runner`]: runs untrusted programs (knows nothing about the exercise).
+//! - [`grade`]: the `test` and `show` commands: run, compare, diagnose, report.
+//! - [`corpus`]: the `gen`, `bless` and `audit` commands.
+
+pub mod cases;
+pub mod cli;
+pub mod corpus;
+pub mod grade;
+pub mod runner;
+
+/// A command's result: the process exit code (0 all good, 1 some case failed or a check failed),
+/// or an error that stops the grader (exit 2).
+pub type CmdResult = Result<i32, Box<dyn std::error::Error>>;
