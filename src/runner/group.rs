@@ -1,0 +1,136 @@
+//! The registry of live process groups, killing groups, and the grader's interrupt handler.
+
+use std::collections::BTreeSet;
+use std::io;
+use std::process::{Child, Command};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError, RwLock};
+
+use rustix::process::{Pid, Signal};
+
+/// Held for reading while a program is spawned and registered, for writing while every live
+/// group is killed: a Ctrl-C can never fall between a spawn and its registration.
+static SPAWN_GATE: RwLock<()> = RwLock::new(());
+/// Process-group ids of runs whose groups may still have members.
+static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+/// Spawns `command` (which must put the child in a new process group of its own) and
+/// registers the group. Returns the child and its process-group id.
+pub(super) fn spawn_registered(command: &mut Command) -> io::Result<(Child, Pid)> {
+    let _gate = SPAWN_GATE.read().unwrap_or_else(PoisonError::into_inner);
+    let mut child = command.spawn()?;
+    // `spawn` returns after exec succeeded, so the child already leads its own group.
+    let Some(pgid) = i32::try_from(child.id()).ok().and_then(Pid::from_raw) else {
+        // Not reachable on Linux (pids fit in i32 and are never 0); do not leak the child.
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(io::Error::other("child has an invalid process id"));
+    };
+    LIVE_GROUPS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(pgid.as_raw_nonzero().get());
+    Ok((child, pgid))
+}
+
+/// Removes a group from the registry. Call it right after the group was killed with
+/// `SIGKILL` and before its leader is reaped (after which the id may be reused).
+pub(super) fn unregister(pgid: Pid) {
+    LIVE_GROUPS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&pgid.as_raw_nonzero().get());
+}
+
+/// Sends `signal` to every process of the group; a group with no process left is not an
+/// error.
+pub(super) fn signal_group(pgid: Pid, signal: Signal) {
+    let _ = rustix::process::kill_process_group(pgid, signal);
+}
+
+/// The process-group ids of the runs in progress (their programs have been spawned and their
+/// groups not yet killed), in ascending order.
+pub fn live_groups() -> Vec<i32> {
+    LIVE_GROUPS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .copied()
+        .collect()
+}
+
+/// Kills (with `SIGKILL`) every process group of the runs in progress, and returns how many
+/// groups were signalled. The runs in progress then end with
+/// [`Termination::Signaled`](super::Termination::Signaled) `SIGKILL`.
+///
+/// This is what the interrupt handler installed by [`prepare_grader_process`] does before
+/// exiting; it is public so that a caller can abort every run on its own terms.
+pub fn kill_live_groups() -> usize {
+    let _gate = SPAWN_GATE.write().unwrap_or_else(PoisonError::into_inner);
+    kill_all_registered()
+}
+
+/// Caller holds `SPAWN_GATE` for writing.
+fn kill_all_registered() -> usize {
+    let groups = LIVE_GROUPS.lock().unwrap_or_else(PoisonError::into_inner);
+    for &pgid in groups.iter() {
+        if let Some(pgid) = Pid::from_raw(pgid) {
+            signal_group(pgid, Signal::KILL);
+        }
+    }
+    groups.len()
+}
+
+/// Kills every live group and exits the grader with code 130, without releasing the spawn
+/// gate: no new program can start between the kill and the exit.
+fn interrupted() -> ! {
+    let _gate = SPAWN_GATE.write().unwrap_or_else(PoisonError::into_inner);
+    kill_all_registered();
+    std::process::exit(130)
+}
+
+/// Prepares the grader process for running untrusted programs. Call it once at startup,
+/// before running anything; later calls do nothing and return `Ok(())`.
+///
+/// - Ignores `SIGPIPE`, so writing to a program that closed its stdin gives `EPIPE` instead of
+///   killing the grader (the programs themselves start with the default disposition).
+/// - Makes the grader a child subreaper (`PR_SET_CHILD_SUBREAPER`), so that background
+///   processes orphaned by a program's exit are re-parented to the grader, which reaps them,
+///   instead of to PID 1, which may not (in a container it often does not).
+/// - Starts a thread that, on `SIGINT` or `SIGTERM`, kills every live process group (see
+///   [`kill_live_groups`]) and exits with code 130. The programs run in their own process
+///   groups, so a Ctrl-C at the terminal does not reach them by itself.
+///
+/// Returns an error if the interrupt handler cannot be installed; the other two steps are
+/// best effort.
+pub fn prepare_grader_process() -> io::Result<()> {
+    static PREPARED: AtomicBool = AtomicBool::new(false);
+    if PREPARED.swap(true, Ordering::SeqCst) {
+        return Ok(());
+    }
+    // SAFETY: setting a signal's disposition to SIG_IGN installs no handler code; it is
+    // sound at any time.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    // The argument is a flag (any non-zero value sets it); the current pid is non-zero.
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+    let result = install_interrupt_handler();
+    if result.is_err() {
+        // Let a later call try again.
+        PREPARED.store(false, Ordering::SeqCst);
+    }
+    result
+}
+
+fn install_interrupt_handler() -> io::Result<()> {
+    let mut signals = signal_hook::iterator::Signals::new([libc::SIGINT, libc::SIGTERM])?;
+    std::thread::Builder::new()
+        .name("isr-grader-interrupt".into())
+        .spawn(move || {
+            if signals.forever().next().is_some() {
+                interrupted();
+            }
+        })?;
+    Ok(())
+}
