@@ -2,7 +2,7 @@
 //! wall-clock timeout, output cap, resource limits, and no process left behind.
 //!
 //! The runner knows nothing about the exercise. It is Linux-specific (process groups,
-//! `PR_SET_CHILD_SUBREAPER`, pidfds, `/proc`-free reaping).
+//! `PR_SET_CHILD_SUBREAPER`, pidfds with a `waitid(WNOWAIT)` fallback).
 //!
 //! Lifecycle of one [`run`]:
 //! 1. The program is looked up (path check, `PATH` lookup for bare names) so that "not found"

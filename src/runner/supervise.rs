@@ -300,3 +300,61 @@ pub(super) fn supervise(
         elapsed,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn watches(pid: Pid) -> [LeaderWatch; 2] {
+        let pidfd = LeaderWatch::new(pid);
+        assert!(
+            matches!(pidfd, LeaderWatch::PidFd(_)),
+            "kernel without pidfd?"
+        );
+        [pidfd, LeaderWatch::Polling(pid)]
+    }
+
+    #[test]
+    fn watching_the_leader_does_not_reap_it() {
+        let mut child = Command::new("sh").args(["-c", "exit 7"]).spawn().unwrap();
+        let pid = Pid::from_raw(child.id() as i32).unwrap();
+        for watch in watches(pid) {
+            assert!(watch.wait(None));
+        }
+        // std still gets the exit status.
+        assert_eq!(child.wait().unwrap().code(), Some(7));
+    }
+
+    #[test]
+    fn watching_a_running_leader_times_out() {
+        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = Pid::from_raw(child.id() as i32).unwrap();
+        for watch in watches(pid) {
+            let deadline = Instant::now() + Duration::from_millis(50);
+            assert!(!watch.wait(Some(deadline)));
+            assert!(Instant::now() >= deadline);
+        }
+        child.kill().unwrap();
+        for watch in watches(pid) {
+            assert!(watch.wait(Some(Instant::now() + Duration::from_secs(5))));
+        }
+        assert!(child.wait().unwrap().code().is_none());
+    }
+
+    #[test]
+    fn buffers_keep_the_head_of_stdout_and_the_tail_of_stderr() {
+        let mut out = CappedBuffer::new(5);
+        assert!(out.push(b"abc"));
+        assert!(out.push(b"de"));
+        assert!(!out.push(b"f"));
+        assert_eq!(out.data, b"abcde");
+
+        let mut err = TailBuffer::new(4);
+        for _ in 0..100_000 {
+            err.push(b"xy");
+        }
+        err.push(b"END");
+        assert_eq!(err.total, 200_003);
+        assert_eq!(err.into_tail(), b"yEND");
+    }
+}
