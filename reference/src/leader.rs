@@ -465,10 +465,11 @@ impl Leader {
                 break;
             }
             self.waiting.pop_front();
-            let mut line = Vec::with_capacity(24);
-            line.extend_from_slice(b" ACK ");
-            line.extend_from_slice(itoa::Buffer::new().format(base).as_bytes());
-            push_line(out, t, &line);
+            let mut buf = itoa::Buffer::new();
+            out.extend_from_slice(buf.format(t).as_bytes());
+            out.extend_from_slice(b" ACK ");
+            out.extend_from_slice(buf.format(base).as_bytes());
+            out.push(b'\n');
             note!(
                 notes,
                 "request at offset {base} (end {end}) is fully below the HW {}: ACK {base}",
@@ -485,14 +486,18 @@ impl Leader {
     }
 
     fn print_status(&self, t: u64, out: &mut Vec<u8>, notes: &mut Option<&mut Notes>) {
-        let mut ids = self.isr();
-        if self.has(Fault::IsrOrderSorted) {
+        let mut ids: Vec<u64> = Vec::new();
+        let sorted = self.has(Fault::IsrOrderSorted);
+        if sorted {
+            ids = self.isr();
             ids.sort_unstable();
         }
+        let members: &[u64] = if sorted { &ids } else { &self.replicas };
+        let isr_size = self.isr_size();
         let (size, what) = if self.has(Fault::WritesCountsReplicas) {
             (self.replicas.len() as u64, "replica count")
         } else {
-            (ids.len() as u64, "ISR size")
+            (isr_size, "ISR size")
         };
         let ok = if self.has(Fault::WritesOffByOne) {
             size > self.min_isr
@@ -502,10 +507,15 @@ impl Leader {
         let mut buf = itoa::Buffer::new();
         out.extend_from_slice(buf.format(t).as_bytes());
         out.extend_from_slice(b" STATUS ISR=");
-        for (k, id) in ids.iter().enumerate() {
-            if k > 0 {
+        let mut first = true;
+        for (k, id) in members.iter().enumerate() {
+            if !sorted && !self.in_isr[k] {
+                continue;
+            }
+            if !first {
                 out.push(b',');
             }
+            first = false;
             out.extend_from_slice(buf.format(*id).as_bytes());
         }
         out.extend_from_slice(b" HW=");

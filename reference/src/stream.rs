@@ -89,9 +89,9 @@ pub fn run(
             filled += n;
         }
         let mut start = 0;
-        while let Some(nl) = memchr::memchr(b'\n', &buf[start..filled]) {
-            let line = &buf[start..start + nl];
-            start += nl + 1;
+        for nl in memchr::memchr_iter(b'\n', &buf[..filled]) {
+            let line = &buf[start..nl];
+            start = nl + 1;
             process(
                 line,
                 &mut parser,

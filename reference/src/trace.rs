@@ -178,6 +178,53 @@ fn parse_u64(tok: &[u8]) -> Option<u64> {
     Some(v)
 }
 
+/// Reads a run of digits at the start of `b` as a u64: the value and the bytes used. None when
+/// there is no digit or the value overflows (the general parser then explains).
+#[inline(always)]
+fn digits(b: &[u8]) -> Option<(u64, usize)> {
+    let mut v: u64 = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let d = b[i].wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        // Up to 19 digits cannot overflow a u64; longer runs go to the general parser.
+        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    (i > 0 && i < 20).then_some((v, i))
+}
+
+/// The fast path for the common shape of a timed command: single spaces, no comment, optional
+/// `\r`. Anything else returns None and goes through the general parser, which accepts the same
+/// lines and explains errors; the two agree on every line the fast path accepts.
+#[inline(always)]
+fn fast_timed(raw: &[u8]) -> Option<(u64, Command)> {
+    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    let (t, i) = digits(raw)?;
+    let rest = raw.get(i..)?.strip_prefix(b" ")?;
+    let number_at_end = |b: &[u8]| -> Option<u64> {
+        let (v, k) = digits(b)?;
+        (k == b.len()).then_some(v)
+    };
+    let cmd = match rest.first()? {
+        b'F' => {
+            let args = rest.strip_prefix(b"FETCH ")?;
+            let (follower, k) = digits(args)?;
+            let offset = number_at_end(args.get(k..)?.strip_prefix(b" ")?)?;
+            Command::Fetch { follower, offset }
+        }
+        b'A' => Command::Append(number_at_end(rest.strip_prefix(b"APPEND ")?).filter(|&n| n > 0)?),
+        b'P' => {
+            Command::Produce(number_at_end(rest.strip_prefix(b"PRODUCE ")?).filter(|&n| n > 0)?)
+        }
+        b'S' if rest == b"STATUS" => Command::Status,
+        _ => return None,
+    };
+    Some((t, cmd))
+}
+
 fn show(tok: &[u8]) -> String {
     String::from_utf8_lossy(tok).into_owned()
 }
@@ -222,6 +269,14 @@ impl LineParser {
     /// about this line; the line number is [`LineParser::line`].
     pub fn parse_line(&mut self, raw: &[u8]) -> Result<Item, String> {
         self.line += 1;
+        if self.started
+            && let Some((t, cmd)) = fast_timed(raw)
+        {
+            return self.accept(t, cmd).map(Item::Step);
+        }
+        if !raw.is_ascii() && std::str::from_utf8(raw).is_err() {
+            return Err("line is not valid UTF-8".into());
+        }
         let content = match memchr::memchr(b'#', raw) {
             Some(i) => &raw[..i],
             None => raw,
@@ -230,9 +285,6 @@ impl LineParser {
         let Some(first) = toks.next() else {
             return Ok(Item::Nothing);
         };
-        if std::str::from_utf8(raw).is_err() {
-            return Err("line is not valid UTF-8".into());
-        }
         if first.first().is_some_and(u8::is_ascii_digit) {
             return self.timed(first, &mut toks);
         }
@@ -329,6 +381,16 @@ impl LineParser {
         } else {
             Some(self.start()?)
         };
+        let step = self.accept(t, cmd)?;
+        Ok(match config {
+            Some(c) => Item::Start(c, step),
+            None => Item::Step(step),
+        })
+    }
+
+    /// The checks every timed command passes once the header is known.
+    #[inline]
+    fn accept(&mut self, t: u64, cmd: Command) -> Result<Step, String> {
         if t < self.last_t {
             return Err(format!(
                 "time {t} is before the previous command's time {}",
@@ -346,14 +408,10 @@ impl LineParser {
             }
         }
         self.last_t = t;
-        let step = Step {
+        Ok(Step {
             line: self.line,
             t,
             cmd,
-        };
-        Ok(match config {
-            Some(c) => Item::Start(c, step),
-            None => Item::Step(step),
         })
     }
 
