@@ -8,8 +8,10 @@
 
 pub mod cases;
 pub mod cli;
+pub mod config;
 pub mod corpus;
 pub mod grade;
+pub mod report;
 pub mod runner;
 
 /// A command's result: the process exit code (0 all good, 1 some case failed or a check failed),

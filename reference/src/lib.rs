@@ -13,6 +13,7 @@
 //! assert_eq!(output(&t, FaultSet::NONE), "1 STATUS ISR=5,6 HW=0 LEO=4 WRITES=OK\n");
 //! ```
 
+pub mod diagnose;
 pub mod explain;
 pub mod faults;
 pub mod leader;

@@ -1,0 +1,96 @@
+//! From the reference's diagnosis to the report's words.
+
+use isr_reference::diagnose::{Observed, diagnose as reference_diagnose};
+use isr_reference::{Fault, FaultSet, output};
+
+use super::Observation;
+use crate::cases::Case;
+use crate::report::{CaseReport, Closest, DiagnosisReport, Mistake};
+
+/// Names the mistake behind the failures, if a known mistake set reproduces every case.
+pub fn diagnose(cases: &[Case], reports: &[CaseReport], obs: &[Observation]) -> DiagnosisReport {
+    let expected: Vec<Vec<String>> = cases
+        .iter()
+        .map(|c| {
+            c.expected
+                .as_deref()
+                .unwrap_or("")
+                .lines()
+                .map(|l| l.trim_end().to_string())
+                .filter(|l| !l.is_empty())
+                .collect()
+        })
+        .collect();
+    // A case "fails" for the diagnosis when its events differ from the expected ones; failures
+    // that are only stray lines or an exit code are slips, named separately.
+    let observed: Vec<Observed<'_>> = cases
+        .iter()
+        .zip(obs)
+        .zip(&expected)
+        .map(|((c, o), e)| Observed {
+            trace: &c.trace,
+            lines: o.events.as_deref(),
+            failing: o.events.as_ref() != Some(e),
+        })
+        .collect();
+    let mut slips = Vec::new();
+    if reports.iter().any(|r| !r.stray_lines.is_empty()) {
+        slips.push("your program prints lines on stdout that are not events (debug prints?): print debugging to stderr.".to_string());
+    }
+    if reports
+        .iter()
+        .any(|r| matches!(r.verdict, crate::report::Verdict::ExitCode { .. }))
+    {
+        slips.push("your program exits with a non-zero code on some cases: exit with 0 after printing its events.".to_string());
+    }
+    let d = reference_diagnose(&observed);
+    let exact = !d.exact.is_empty();
+    let mistakes = d
+        .exact
+        .first()
+        .map(|set| set.iter().map(|f| mistake(f, cases, &expected)).collect())
+        .unwrap_or_default();
+    DiagnosisReport {
+        exact,
+        mistakes,
+        alternatives: d.exact.iter().skip(1).map(|s| ids(*s)).collect(),
+        closest: d
+            .closest
+            .iter()
+            .map(|c| Closest {
+                mistakes: ids(c.set),
+                explains: c.explains,
+                failing: d.failing,
+            })
+            .collect(),
+        slips,
+    }
+}
+
+fn ids(set: FaultSet) -> Vec<String> {
+    set.ids().into_iter().map(str::to_string).collect()
+}
+
+fn mistake(f: Fault, cases: &[Case], expected: &[Vec<String>]) -> Mistake {
+    let info = f.info();
+    let smallest = cases
+        .iter()
+        .zip(expected)
+        .filter(|(c, e)| {
+            let got: Vec<String> = output(&c.trace, FaultSet::one(f))
+                .lines()
+                .map(str::to_string)
+                .collect();
+            &got != *e
+        })
+        .min_by_key(|(c, _)| c.trace.steps.len())
+        .map(|(c, _)| c.name.clone());
+    Mistake {
+        id: info.id.to_string(),
+        title: info.title.to_string(),
+        section: info.section.to_string(),
+        rule: info.rule.to_string(),
+        explanation: info.explanation.to_string(),
+        smallest_case: smallest,
+    }
+}

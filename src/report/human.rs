@@ -1,0 +1,245 @@
+//! The report for people: one line per case, the details of failing cases, the diagnosis.
+//!
+//! Rendered with ANSI styles; the caller writes it through `anstream`, which strips them when
+//! stdout is not a terminal or NO_COLOR is set.
+
+use std::fmt::Write as _;
+
+use anstyle::{AnsiColor, Style};
+
+use super::{CaseReport, Report};
+
+const PASS: Style = AnsiColor::Green.on_default();
+const FAIL: Style = AnsiColor::Red.on_default().bold();
+const EXPECTED: Style = AnsiColor::Green.on_default();
+const ACTUAL: Style = AnsiColor::Red.on_default();
+const DIM: Style = Style::new().dimmed();
+const BOLD: Style = Style::new().bold();
+const NOTE: Style = AnsiColor::Yellow.on_default();
+
+/// How much to show.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Failing cases shown in full (the rest get one line each); `usize::MAX` for all.
+    pub details: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { details: 3 }
+    }
+}
+
+fn styled(style: Style, text: &str) -> String {
+    format!("{style}{text}{style:#}")
+}
+
+/// Renders the report.
+pub fn render(report: &Report, opts: Options) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Grading {} on {} case{} ({})",
+        styled(BOLD, &report.program),
+        report.cases.len(),
+        if report.cases.len() == 1 { "" } else { "s" },
+        report.case_sources.join(", ")
+    );
+    if let Some(b) = &report.build {
+        if !b.ok {
+            let _ = writeln!(s, "\n{} `{}`", styled(FAIL, "BUILD FAILED:"), b.command);
+            let _ = writeln!(s, "{}", styled(DIM, "last lines of its output:"));
+            for l in b.output_tail.lines() {
+                let _ = writeln!(s, "  {l}");
+            }
+            let _ = writeln!(
+                s,
+                "\nNo case was run. Fix the build (run the command yourself to see all of it), then grade again."
+            );
+            return s;
+        }
+    }
+    let _ = writeln!(s);
+    let width = report.cases.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    for c in &report.cases {
+        if c.verdict.passed() {
+            let _ = writeln!(s, "  {}  {:w$}", styled(PASS, "pass"), c.name, w = width);
+        } else {
+            let _ = writeln!(
+                s,
+                "  {}  {:w$}  {}",
+                styled(FAIL, "FAIL"),
+                c.name,
+                c.verdict.describe(),
+                w = width
+            );
+        }
+    }
+    let failing: Vec<&CaseReport> = report
+        .cases
+        .iter()
+        .filter(|c| !c.verdict.passed())
+        .collect();
+    for (k, c) in failing.iter().enumerate() {
+        if k < opts.details {
+            details(&mut s, c);
+        } else if k == opts.details {
+            let _ = writeln!(
+                s,
+                "\n{} more failing case{} not shown in full: run with --verbose, or --filter NAME for one case.",
+                failing.len() - k,
+                if failing.len() - k == 1 { "" } else { "s" }
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\n{} {}/{} cases passed, {}/{} points",
+        styled(BOLD, "Result:"),
+        report.passed(),
+        report.cases.len(),
+        report.points(),
+        report.max_points()
+    );
+    if let Some(d) = &report.diagnosis {
+        diagnosis(&mut s, d, &failing);
+    }
+    s
+}
+
+fn details(s: &mut String, c: &CaseReport) {
+    let _ = writeln!(
+        s,
+        "\n{} {} — {}",
+        styled(FAIL, "──"),
+        styled(BOLD, &c.name),
+        c.verdict.describe()
+    );
+    let _ = writeln!(s, "   {}", c.title);
+    if let Some(d) = &c.first_diff {
+        let _ = writeln!(s, "   first difference at output line {}:", d.line);
+        let _ = writeln!(
+            s,
+            "     expected: {}",
+            styled(EXPECTED, d.expected.as_deref().unwrap_or("(nothing more)"))
+        );
+        let _ = writeln!(
+            s,
+            "     yours:    {}",
+            styled(ACTUAL, d.actual.as_deref().unwrap_or("(nothing more)"))
+        );
+    }
+    if let Some(o) = &c.origin {
+        let _ = writeln!(
+            s,
+            "   the expected line comes from {}: {}",
+            styled(BOLD, &o.location),
+            o.command
+        );
+        if !o.explanation.is_empty() {
+            let _ = writeln!(s, "   what the reference leader does there:");
+            for e in &o.explanation {
+                let _ = writeln!(s, "     {e}");
+            }
+        }
+    }
+    if !c.diff.is_empty() {
+        let _ = writeln!(
+            s,
+            "   diff ({} expected, {} yours):",
+            styled(EXPECTED, "-"),
+            styled(ACTUAL, "+")
+        );
+        for l in &c.diff {
+            let line = format!("{}{}", l.tag, l.text);
+            let text = match l.tag {
+                '-' => styled(EXPECTED, &line),
+                '+' => styled(ACTUAL, &line),
+                '~' => styled(DIM, &l.text),
+                _ => line,
+            };
+            let _ = writeln!(s, "     {text}");
+        }
+    }
+    if !c.stray_lines.is_empty() {
+        let _ = writeln!(
+            s,
+            "   {} your program printed lines that are not events; print debugging to stderr:",
+            styled(NOTE, "note:")
+        );
+        for (n, l) in c.stray_lines.iter().take(5) {
+            let _ = writeln!(s, "     line {n}: {l}");
+        }
+        if c.stray_lines.len() > 5 {
+            let _ = writeln!(s, "     ... and {} more", c.stray_lines.len() - 5);
+        }
+    }
+    if !c.stderr_tail.is_empty() {
+        let _ = writeln!(s, "   {}", styled(DIM, "stderr (last lines):"));
+        let lines: Vec<&str> = c.stderr_tail.lines().collect();
+        for l in &lines[lines.len().saturating_sub(10)..] {
+            let _ = writeln!(s, "     {}", styled(DIM, l));
+        }
+    }
+}
+
+fn diagnosis(s: &mut String, d: &super::DiagnosisReport, failing: &[&CaseReport]) {
+    if failing.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\n{}", styled(BOLD, "Diagnosis"));
+    if d.exact && !d.mistakes.is_empty() {
+        let _ = writeln!(
+            s,
+            "Your output matches, on every case, a leader with {}:",
+            if d.mistakes.len() == 1 {
+                "this known mistake".to_string()
+            } else {
+                format!("these {} known mistakes together", d.mistakes.len())
+            }
+        );
+        for m in &d.mistakes {
+            let _ = writeln!(s, "\n  {} ({})", styled(FAIL, &m.title), m.id);
+            let _ = writeln!(s, "    the rule ({}): {}", m.section, m.rule);
+            let _ = writeln!(s, "    {}", m.explanation);
+            if let Some(case) = &m.smallest_case {
+                let _ = writeln!(
+                    s,
+                    "    smallest case that shows it: {case}   (isr-grader show {case})"
+                );
+            }
+        }
+        if !d.alternatives.is_empty() {
+            let alts: Vec<String> = d.alternatives.iter().map(|a| a.join(" + ")).collect();
+            let _ = writeln!(
+                s,
+                "\n  These cases cannot tell that apart from: {}. Add cases (--cases) to decide.",
+                alts.join("; ")
+            );
+        }
+    } else if d.exact {
+        // Everything the program printed is explained by the correct leader; the failures are
+        // formatting only (slips below).
+    } else {
+        let _ = writeln!(
+            s,
+            "No known mistake, alone or in a pair, reproduces your output on every case: this is something the catalog does not know, so read the first difference above."
+        );
+        if !d.closest.is_empty() {
+            let _ = writeln!(s, "Closest known mistakes (a hint, not a verdict):");
+            for c in &d.closest {
+                let _ = writeln!(
+                    s,
+                    "  {}  reproduces {} of {} failing case{}",
+                    c.mistakes.join(" + "),
+                    c.explains,
+                    c.failing,
+                    if c.failing == 1 { "" } else { "s" }
+                );
+            }
+        }
+    }
+    for slip in &d.slips {
+        let _ = writeln!(s, "{} {slip}", styled(NOTE, "Also:"));
+    }
+}

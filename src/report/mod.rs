@@ -1,0 +1,225 @@
+//! Reports: the grading result as data, and its renderings (human, JSON, JUnit XML, Gradescope).
+//!
+//! This layer knows nothing about the exercise: it renders verdicts, text differences and
+//! diagnoses that the grading layer has already put into words.
+
+pub mod gradescope;
+pub mod human;
+pub mod json;
+pub mod junit;
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// A case's verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Output as expected, exit code 0.
+    Pass,
+    /// Output differs.
+    Wrong,
+    /// Killed at the wall-clock limit.
+    Timeout,
+    /// Killed by a signal.
+    Crash {
+        /// The signal's name, e.g. `SIGSEGV`.
+        signal: String,
+    },
+    /// Exited with a non-zero code (output still compared).
+    ExitCode {
+        /// The exit code.
+        code: i32,
+    },
+    /// Printed more than the output limit.
+    OutputLimit,
+    /// Printed nothing where output was expected.
+    NoOutput,
+}
+
+impl Verdict {
+    /// The short name: `pass`, `wrong`, `timeout`, `crash`, `exit-code`, `output-limit`,
+    /// `no-output`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Wrong => "wrong",
+            Verdict::Timeout => "timeout",
+            Verdict::Crash { .. } => "crash",
+            Verdict::ExitCode { .. } => "exit-code",
+            Verdict::OutputLimit => "output-limit",
+            Verdict::NoOutput => "no-output",
+        }
+    }
+
+    /// A phrase for people, e.g. `crash (SIGSEGV)`.
+    pub fn describe(&self) -> String {
+        match self {
+            Verdict::Pass => "pass".into(),
+            Verdict::Wrong => "wrong output".into(),
+            Verdict::Timeout => "timeout".into(),
+            Verdict::Crash { signal } => format!("crash ({signal})"),
+            Verdict::ExitCode { code } => format!("exit code {code}"),
+            Verdict::OutputLimit => "output limit exceeded".into(),
+            Verdict::NoOutput => "no output".into(),
+        }
+    }
+
+    /// Whether the case passed.
+    pub fn passed(&self) -> bool {
+        *self == Verdict::Pass
+    }
+}
+
+/// One line of a line diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DiffLine {
+    /// `' '` context, `'-'` expected only, `'+'` actual only, `'~'` a skipped stretch.
+    pub tag: char,
+    /// The line.
+    pub text: String,
+}
+
+/// Where the program's output first differs from the expected output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FirstDiff {
+    /// 1-based index among the compared (normalized) lines.
+    pub line: usize,
+    /// The expected line there (None: the program printed more than expected).
+    pub expected: Option<String>,
+    /// The program's line there (None: the program stopped early).
+    pub actual: Option<String>,
+}
+
+/// The input command behind the first difference, and why the expected line is what it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Origin {
+    /// `file:line` of the command in the case's input.
+    pub location: String,
+    /// The command.
+    pub command: String,
+    /// The reference's explanation of that command, one sentence per entry.
+    pub explanation: Vec<String>,
+}
+
+/// One case's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseReport {
+    /// Case name.
+    pub name: String,
+    /// Case title.
+    pub title: String,
+    /// Whether the case is hidden from students.
+    pub hidden: bool,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Points earned.
+    pub points: u32,
+    /// Points possible.
+    pub max_points: u32,
+    /// The first difference, if any.
+    pub first_diff: Option<FirstDiff>,
+    /// The command behind the first difference, if known.
+    pub origin: Option<Origin>,
+    /// A line diff with context (empty when the output matched).
+    pub diff: Vec<DiffLine>,
+    /// Lines of stdout that are not events of the exercise (1-based line, text).
+    pub stray_lines: Vec<(usize, String)>,
+    /// The end of what the program wrote to stderr.
+    pub stderr_tail: String,
+    /// Wall-clock time of the run (not shown in deterministic reports).
+    #[serde(skip)]
+    pub elapsed: Duration,
+}
+
+/// A known mistake named by the diagnosis, in words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Mistake {
+    /// Stable id.
+    pub id: String,
+    /// What the program does wrong.
+    pub title: String,
+    /// Where the broken rule is taught.
+    pub section: String,
+    /// The rule.
+    pub rule: String,
+    /// Why it matters.
+    pub explanation: String,
+    /// The smallest graded case on which this mistake alone changes the output.
+    pub smallest_case: Option<String>,
+}
+
+/// A candidate that explains some but not all failures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Closest {
+    /// The mistake ids.
+    pub mistakes: Vec<String>,
+    /// Failing cases it reproduces exactly.
+    pub explains: usize,
+    /// Failing cases in all.
+    pub failing: usize,
+}
+
+/// The diagnosis, in words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DiagnosisReport {
+    /// Whether `mistakes` reproduces the program's output on every case.
+    pub exact: bool,
+    /// The smallest exact set (empty when not exact, or when everything passed).
+    pub mistakes: Vec<Mistake>,
+    /// Other sets the cases cannot tell apart from `mistakes`.
+    pub alternatives: Vec<Vec<String>>,
+    /// When not exact: the closest sets, best first.
+    pub closest: Vec<Closest>,
+    /// Formatting slips seen besides (e.g. debug lines on stdout).
+    pub slips: Vec<String>,
+}
+
+/// The build step's outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BuildReport {
+    /// The command.
+    pub command: String,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// Its last lines of output.
+    pub output_tail: String,
+}
+
+/// The whole grading result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The program graded, as a command line.
+    pub program: String,
+    /// Where the cases came from.
+    pub case_sources: Vec<String>,
+    /// The build step, if one ran.
+    pub build: Option<BuildReport>,
+    /// Every case, in corpus order.
+    pub cases: Vec<CaseReport>,
+    /// The diagnosis (None when the build failed or no case ran).
+    pub diagnosis: Option<DiagnosisReport>,
+}
+
+impl Report {
+    /// Cases passed.
+    pub fn passed(&self) -> usize {
+        self.cases.iter().filter(|c| c.verdict.passed()).count()
+    }
+
+    /// Points earned.
+    pub fn points(&self) -> u32 {
+        self.cases.iter().map(|c| c.points).sum()
+    }
+
+    /// Points possible.
+    pub fn max_points(&self) -> u32 {
+        self.cases.iter().map(|c| c.max_points).sum()
+    }
+
+    /// Whether everything passed (and the build, if any, succeeded).
+    pub fn all_passed(&self) -> bool {
+        self.build.as_ref().is_none_or(|b| b.ok) && self.cases.iter().all(|c| c.verdict.passed())
+    }
+}
