@@ -26,19 +26,46 @@ pub enum Command {
     Bless(BlessArgs),
     /// Check that the corpus catches every known mistake and tells them apart.
     Audit(AuditArgs),
+    /// Grade a bundled sample student (the reference leader with a known mistake) on the
+    /// built-in public cases: see what a report looks like.
+    Demo(DemoArgs),
+    /// Act as a student's program: the reference leader, optionally with known mistakes
+    /// (stdin in, stdout out). Used by `demo` and by the tests.
+    #[command(hide = true)]
+    Leader(LeaderArgs),
+}
+
+/// `isr-grader demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// The sample student's mistakes (catalog ids, comma-separated).
+    #[arg(long, default_value = "caught-up-equality-only")]
+    pub fault: String,
+    /// Report format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+/// `isr-grader leader`.
+#[derive(Debug, Args)]
+pub struct LeaderArgs {
+    /// Known mistakes to switch on (catalog ids, comma-separated).
+    #[arg(long, default_value = "")]
+    pub fault: String,
 }
 
 /// How `test` reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Format {
     /// For people: verdicts, the first divergence, the diagnosis.
+    #[default]
     Human,
     /// One JSON document on stdout.
     Json,
 }
 
 /// `isr-grader test`.
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Default)]
 pub struct TestArgs {
     /// A case folder (repeatable). Replaces the built-in public cases unless --builtin is given.
     #[arg(long = "cases", value_name = "DIR")]

@@ -13,6 +13,8 @@ fn main() -> ExitCode {
         Command::Gen(args) => isr_grader::corpus::gen_cmd(args),
         Command::Bless(args) => isr_grader::corpus::bless_cmd(args),
         Command::Audit(args) => isr_grader::corpus::audit_cmd(args),
+        Command::Demo(args) => isr_grader::grade::demo_cmd(args),
+        Command::Leader(args) => isr_grader::grade::leader_cmd(args),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),

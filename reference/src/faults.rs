@@ -327,6 +327,27 @@ impl FaultSet {
     }
 }
 
+/// Mistake sets that behave the same on every valid trace, so no corpus can tell them apart:
+/// they are one program, and a diagnosis naming either is right.
+///
+/// - `shrink-by-fetch-time` = `caught-up-uses-fetch-now` + `caught-up-stale-leader-leo`: with
+///   both of those, every fetch credits its own time (the second branch always holds and credits
+///   now), so lastCaughtUp is the last fetch time, which is what the first measures lag from.
+/// - `hw-all-replicas` = `hw-all-replicas` + `ack-all-replicas`: when the HW is already the
+///   minimum over all replicas, waiting for all replicas is waiting for the HW.
+pub fn equivalent_sets() -> Vec<(FaultSet, FaultSet)> {
+    vec![
+        (
+            FaultSet::one(Fault::ShrinkByFetchTime),
+            FaultSet::one(Fault::CaughtUpUsesFetchNow).with(Fault::CaughtUpStaleLeaderLeo),
+        ),
+        (
+            FaultSet::one(Fault::HwAllReplicas),
+            FaultSet::one(Fault::HwAllReplicas).with(Fault::AckAllReplicas),
+        ),
+    ]
+}
+
 impl fmt::Display for FaultSet {
     /// `id+id`, or `correct` for the empty set.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

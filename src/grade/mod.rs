@@ -20,9 +20,9 @@ use isr_reference::{FaultSet, output_lines};
 
 use crate::CmdResult;
 use crate::cases::{self, BUILTIN_LABEL, Case, CaseSource, Visibility};
-use crate::cli::{Format, ShowArgs, TestArgs};
+use crate::cli::{DemoArgs, Format, LeaderArgs, ShowArgs, TestArgs};
 use crate::report::{self, BuildReport, CaseReport, Origin, Report, Verdict};
-use crate::runner::{self, Limits, Program, RunOutcome, SpawnError, Termination};
+use crate::runner::{self, Limits, Program, RunOutcome, Termination};
 
 /// What one case produced, for the diagnosis: the program's event lines (None when its output is
 /// not comparable: timeout, crash, output limit).
@@ -154,10 +154,7 @@ fn test_inner(args: TestArgs) -> CmdResult {
     for o in outcomes {
         match o {
             Ok(r) => runs.push(r),
-            Err(e @ (SpawnError::NotFound(_) | SpawnError::NotExecutable(_))) => {
-                return Err(format!("cannot run `{shown_program}`: {e}").into());
-            }
-            Err(e) => return Err(format!("cannot run `{shown_program}`: {e}").into()),
+            Err(e) => return Err(format!("cannot start the program to grade: {e}").into()),
         }
     }
 
@@ -410,4 +407,42 @@ pub fn show_cmd(args: ShowArgs) -> CmdResult {
         isr_reference::explain::explain(&case.trace, FaultSet::NONE)
     )?;
     Ok(0)
+}
+
+/// `isr-grader demo`: grades the bundled sample student on the built-in public cases.
+pub fn demo_cmd(args: DemoArgs) -> CmdResult {
+    FaultSet::parse(&args.fault)?;
+    let exe = std::env::current_exe()?;
+    eprintln!(
+        "demo: grading a sample student (the reference leader with the mistake(s) {}) on the built-in public cases",
+        args.fault
+    );
+    let code = test_cmd(TestArgs {
+        format: args.format,
+        program: vec![
+            exe.display().to_string(),
+            "leader".into(),
+            "--fault".into(),
+            args.fault,
+        ],
+        ..TestArgs::default()
+    })?;
+    // The demo's job is to show a report; a failing sample student is the expected outcome.
+    Ok(if code == 1 { 0 } else { code })
+}
+
+/// `isr-grader leader`: the reference leader as a program (with mistakes, if asked).
+pub fn leader_cmd(args: LeaderArgs) -> CmdResult {
+    let faults = FaultSet::parse(&args.fault)?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match isr_reference::stream::run("<stdin>", std::io::stdin().lock(), &mut out, faults) {
+        Ok(()) => Ok(0),
+        Err(isr_reference::stream::StreamError::Io(e))
+            if e.kind() == std::io::ErrorKind::BrokenPipe =>
+        {
+            Ok(0)
+        }
+        Err(e) => Err(e.to_string().into()),
+    }
 }
