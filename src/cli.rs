@@ -103,9 +103,12 @@ pub struct TestArgs {
     /// Also write a Gradescope results.json to FILE.
     #[arg(long, value_name = "FILE")]
     pub gradescope: Option<PathBuf>,
-    /// Show every case's details, not only the failing ones.
+    /// Show every failing case in full, not only the first three.
     #[arg(long, short = 'v')]
     pub verbose: bool,
+    /// Print how long each phase took (load, build, run, judge, diagnose) to stderr.
+    #[arg(long)]
+    pub timings: bool,
     /// The program and its arguments (after `--`).
     #[arg(last = true, value_name = "PROGRAM")]
     pub program: Vec<String>,

@@ -44,6 +44,7 @@ pub fn test_cmd(args: TestArgs) -> CmdResult {
 
 fn test_inner(args: TestArgs) -> CmdResult {
     runner::prepare_grader_process()?;
+    let mut clock = Timings::new(args.timings);
     let cwd = std::env::current_dir()?;
     let config = if let Some(p) = &args.config {
         Some(crate::config::load(p)?)
@@ -102,6 +103,7 @@ fn test_inner(args: TestArgs) -> CmdResult {
             .into());
         }
     }
+    clock.lap("load cases");
     let case_sources: Vec<String> = sources
         .iter()
         .map(|s| match s {
@@ -135,6 +137,7 @@ fn test_inner(args: TestArgs) -> CmdResult {
         }
     }
 
+    clock.lap("build");
     // Run.
     let limits = limits(&args, config.as_ref().map(|c| &c.config));
     let mut program = Program::new(argv.iter().map(OsString::from));
@@ -158,13 +161,16 @@ fn test_inner(args: TestArgs) -> CmdResult {
         }
     }
 
+    clock.lap("run");
     // Judge, diagnose, report.
     let (reports, observations): (Vec<CaseReport>, Vec<Observation>) = all
         .iter()
         .zip(&runs)
         .map(|(case, run)| judge(case, run))
         .unzip();
+    clock.lap("judge");
     let diagnosis = diagnosis::diagnose(&all, &reports, &observations);
+    clock.lap("diagnose");
     let report = Report {
         program: shown_program,
         case_sources,
@@ -173,7 +179,34 @@ fn test_inner(args: TestArgs) -> CmdResult {
         diagnosis: Some(diagnosis),
     };
     emit(&report, &args)?;
+    clock.lap("report");
     Ok(if report.all_passed() { 0 } else { 1 })
+}
+
+/// Phase timings for `--timings` (stderr only, so reports stay deterministic).
+struct Timings {
+    on: bool,
+    last: std::time::Instant,
+}
+
+impl Timings {
+    fn new(on: bool) -> Self {
+        Timings {
+            on,
+            last: std::time::Instant::now(),
+        }
+    }
+
+    fn lap(&mut self, phase: &str) {
+        let now = std::time::Instant::now();
+        if self.on {
+            eprintln!(
+                "timing: {phase:<10} {:>8.1} ms",
+                (now - self.last).as_secs_f64() * 1e3
+            );
+        }
+        self.last = now;
+    }
 }
 
 fn absolute(base: &Path, p: &Path) -> PathBuf {

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Grades the full corpus (cases/public + cases/hidden) with isr-reference as the student, and
+# compares in the same run with a plain sequential shell loop that feeds each trace to the same
+# binary and `cmp`s the output with the expected file. Also measures what the diagnosis costs,
+# with a student that has a known mistake (from `--timings`).
+# Usage: bench/grade-vs-loop.sh [ROUNDS]   (best of ROUNDS, default 5)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-5}
+cargo build --release -q -p isr-reference -p isr-grader
+ref=$PWD/target/release/isr-reference
+grader=$PWD/target/release/isr-grader
+traces=$(find cases/public cases/hidden -name '*.trace' | sort)
+n=$(echo "$traces" | wc -l)
+
+loop() {
+  for t in $traces; do
+    "$ref" "$t" | cmp -s - "${t%.trace}.out" || echo "differs: $t"
+  done
+}
+grade() {
+  "$grader" test --cases cases/public --cases cases/hidden -- "$ref" > /dev/null
+}
+best() { # best wall-clock seconds of "$@" over $rounds rounds
+  local b=999999
+  for _ in $(seq "$rounds"); do
+    local s e
+    s=$(date +%s%N); "$@" > /dev/null; e=$(date +%s%N)
+    b=$(( (e - s) < b ? (e - s) : b ))
+  done
+  echo "$b"
+}
+t_loop=$(best loop)
+t_grade=$(best grade)
+diag=$("$grader" test --timings --cases cases/public --cases cases/hidden -- "$grader" leader --fault caught-up-equality-only 2>&1 >/dev/null | awk '/timing: diagnose/ {print $3}')
+awk -v n="$n" -v l="$t_loop" -v g="$t_grade" -v d="$diag" -v cores="$(nproc)" 'BEGIN {
+  printf "cases: %d, cores: %d\n", n, cores
+  printf "shell loop (sequential, cmp):   %7.1f ms\n", l / 1e6
+  printf "isr-grader test (everything):   %7.1f ms   ratio %.2f of the loop\n", g / 1e6, g / l
+  printf "diagnosis of a faulty student:  %7.1f ms\n", d
+}'
