@@ -6,6 +6,8 @@
 //! - [`explain`]: the annotated trace, in the style of the lesson's worked trace.
 //! - [`stream`]: run a trace from a reader to a writer in bounded memory (the binary's job).
 //! - [`search`]: exhaustive search for the shortest trace that tells two machines apart.
+//! - [`r#gen`]: scenario generators, reproducible traces aimed at the catalog's mistakes.
+//! - [`audit`]: which cases catch which mistakes, and which mistakes the cases tell apart.
 //!
 //! ```
 //! use isr_reference::{FaultSet, Trace, output};
@@ -13,15 +15,17 @@
 //! assert_eq!(output(&t, FaultSet::NONE), "1 STATUS ISR=5,6 HW=0 LEO=4 WRITES=OK\n");
 //! ```
 
+pub mod audit;
 pub mod diagnose;
 pub mod explain;
 pub mod faults;
+pub mod r#gen;
 pub mod leader;
 pub mod search;
 pub mod stream;
 pub mod trace;
 
-pub use faults::{CATALOG, Fault, FaultInfo, FaultSet};
+pub use faults::{CATALOG, Fault, FaultInfo, FaultSet, equivalent_sets};
 pub use leader::Leader;
 pub use trace::{Command, Config, Step, Trace, TraceError};
 
