@@ -336,6 +336,7 @@ pub fn judge(case: &Case, run: &RunOutcome) -> (CaseReport, Observation) {
         diff,
         stray_lines,
         stderr_tail: String::from_utf8_lossy(&run.stderr_tail).into_owned(),
+        show_command: show_command(case),
         elapsed: run.elapsed,
     };
     (
@@ -344,6 +345,23 @@ pub fn judge(case: &Case, run: &RunOutcome) -> (CaseReport, Observation) {
             events: comparable.then_some(events),
         },
     )
+}
+
+/// How a student sees this case in full (public cases only).
+fn show_command(case: &Case) -> Option<String> {
+    if case.meta.visibility == Visibility::Hidden {
+        return None;
+    }
+    if case.on_disk {
+        let dir = case.trace_path.parent().unwrap_or(Path::new("."));
+        Some(format!(
+            "isr-grader show {} --cases {}",
+            case.name,
+            dir.display()
+        ))
+    } else {
+        Some(format!("isr-grader show {}", case.name))
+    }
 }
 
 /// The input command that printed expected line `index`, with the reference's explanation.

@@ -63,7 +63,7 @@ pub fn render(report: &Report, opts: Options) -> String {
     let width = report.cases.iter().map(|c| c.name.len()).max().unwrap_or(0);
     for c in &report.cases {
         if c.verdict.passed() {
-            let _ = writeln!(s, "  {}  {:w$}", styled(PASS, "pass"), c.name, w = width);
+            let _ = writeln!(s, "  {}  {}", styled(PASS, "pass"), c.name);
         } else {
             let _ = writeln!(
                 s,
@@ -102,7 +102,7 @@ pub fn render(report: &Report, opts: Options) -> String {
         report.max_points()
     );
     if let Some(d) = &report.diagnosis {
-        diagnosis(&mut s, d, &failing);
+        diagnosis(&mut s, d, &failing, &report.cases);
     }
     s
 }
@@ -142,6 +142,9 @@ fn details(s: &mut String, c: &CaseReport) {
                 let _ = writeln!(s, "     {e}");
             }
         }
+    }
+    if let Some(cmd) = &c.show_command {
+        let _ = writeln!(s, "   the whole case, explained: {}", styled(BOLD, cmd));
     }
     if !c.diff.is_empty() {
         let _ = writeln!(
@@ -183,7 +186,12 @@ fn details(s: &mut String, c: &CaseReport) {
     }
 }
 
-fn diagnosis(s: &mut String, d: &super::DiagnosisReport, failing: &[&CaseReport]) {
+fn diagnosis(
+    s: &mut String,
+    d: &super::DiagnosisReport,
+    failing: &[&CaseReport],
+    cases: &[CaseReport],
+) {
     if failing.is_empty() {
         return;
     }
@@ -203,10 +211,18 @@ fn diagnosis(s: &mut String, d: &super::DiagnosisReport, failing: &[&CaseReport]
             let _ = writeln!(s, "    the rule ({}): {}", m.section, m.rule);
             let _ = writeln!(s, "    {}", m.explanation);
             if let Some(case) = &m.smallest_case {
-                let _ = writeln!(
-                    s,
-                    "    smallest case that shows it: {case}   (isr-grader show {case})"
-                );
+                let show = cases
+                    .iter()
+                    .find(|c| &c.name == case)
+                    .and_then(|c| c.show_command.as_deref());
+                match show {
+                    Some(cmd) => {
+                        let _ = writeln!(s, "    smallest case that shows it: {case}   ({cmd})");
+                    }
+                    None => {
+                        let _ = writeln!(s, "    smallest case that shows it: {case}");
+                    }
+                }
             }
         }
         if !d.alternatives.is_empty() {

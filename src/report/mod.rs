@@ -128,6 +128,8 @@ pub struct CaseReport {
     pub stray_lines: Vec<(usize, String)>,
     /// The end of what the program wrote to stderr.
     pub stderr_tail: String,
+    /// A command that shows the case in full with its explanation (None for hidden cases).
+    pub show_command: Option<String>,
     /// Wall-clock time of the run (not shown in deterministic reports).
     #[serde(skip)]
     pub elapsed: Duration,
