@@ -234,7 +234,10 @@ pub struct CaseReport {
     pub commands: usize,
     /// The single mistakes whose output differs from the correct one on this case.
     pub catches: Vec<Fault>,
-    /// Pairs of distinguishable behaviours that no other case tells apart.
+    /// Pairs of behaviours (sets with different output on the corpus, counted once per group)
+    /// this case tells apart.
+    pub distinctions: usize,
+    /// Pairs of behaviours that no other case tells apart.
     pub unique: usize,
 }
 
@@ -489,6 +492,7 @@ pub fn audit(cases: &[AuditCase<'_>], sets: &[FaultSet], cl: &Classes) -> Report
             }
         }
     }
+    let all_b: Vec<usize> = (0..nb).collect();
     let case_reports: Vec<CaseReport> = cases
         .iter()
         .enumerate()
@@ -499,11 +503,11 @@ pub fn audit(cases: &[AuditCase<'_>], sets: &[FaultSet], cl: &Classes) -> Report
             catches: Fault::all()
                 .filter(|&f| cl.class[c][single(f)] != 0)
                 .collect(),
+            distinctions: split_gain(&vec![0; nb], &all_b, &bclass[c]),
             unique: unique[c],
         })
         .collect();
 
-    let all_b: Vec<usize> = (0..nb).collect();
     let mut singles_b: Vec<usize> = std::iter::once(0)
         .chain(Fault::all().map(|f| behaviour[single(f)]))
         .collect();

@@ -886,7 +886,15 @@ fn constant_load(r: &mut Rng, p: &Params, b: &mut Builder) {
                 "mixed" => r.pick(&["exact", "exact", "more", "less"]),
                 m => m,
             };
+            // A follower that has fallen out of the ISR usually catches up (asks for
+            // everything), which lets it rejoin.
+            let m = if !b.in_isr(f) && r.percent(70) {
+                "all"
+            } else {
+                m
+            };
             let o = match m {
+                "all" => l,
                 "more" if l > prev + 1 => r.range(prev + 1, l - 1),
                 "more" => l,
                 "less" => prev.saturating_sub(r.range(1, 2)).max(st.leo.min(prev)),
@@ -900,7 +908,7 @@ fn constant_load(r: &mut Rng, p: &Params, b: &mut Builder) {
         }
         // Most rounds are well within LAG_MAX; now and then one takes about LAG_MAX, so that
         // crediting the previous fetch's time and crediting now give different answers.
-        let long = r.percent(20);
+        let long = r.percent(15);
         b.after(if long {
             quarters(r, lag, 4, 4)
         } else {
@@ -1148,7 +1156,7 @@ fn rejoin(r: &mut Rng, p: &Params, b: &mut Builder) {
         b.after(jitter(r, lag));
         let l = b.leo();
         for &g in &others {
-            let o = r.range(b.hw() + 1, l - 1);
+            let o = r.range(b.hw() + 1, l.saturating_sub(1));
             b.fetch(g, o);
         }
         let hw = b.hw();
@@ -1162,7 +1170,13 @@ fn rejoin(r: &mut Rng, p: &Params, b: &mut Builder) {
             "above" if hw + 1 < l => r.range(hw + 1, l - 1),
             _ => l,
         };
-        b.note(&format!("follower {f} tries to rejoin ({attempt} the HW)"));
+        let place = match attempt {
+            "leo" => "at the leader's LEO",
+            "below" => "below the HW",
+            "above" => "above the HW",
+            _ => "at the HW",
+        };
+        b.note(&format!("follower {f} tries to rejoin, {place}"));
         b.fetch(f, o);
         b.status();
         if r.percent(50) {
