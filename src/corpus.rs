@@ -85,7 +85,7 @@ pub fn list_text() -> String {
         for p in g.params {
             let _ = writeln!(
                 s,
-                "      {:<9} {:<22} default {}",
+                "      {:<9} {:<24} default {}",
                 p.name,
                 p.accepted(),
                 p.default_text()
