@@ -424,6 +424,19 @@ pub fn audit(cases: &[AuditCase<'_>], sets: &[FaultSet], cl: &Classes) -> Report
         }
     }
 
+    // A case on which the correct leader prints nothing is passed by a program that prints
+    // nothing: it grades nobody.
+    if let Some(&correct) = index.get(&FaultSet::NONE) {
+        for (c, case) in cases.iter().enumerate() {
+            if cl.output(c, correct).trim().is_empty() {
+                problems.push(format!(
+                    "case {} expects no output: a program that prints nothing passes it",
+                    case.name
+                ));
+            }
+        }
+    }
+
     // Targets must be truthful, and per-mistake cases must catch their mistake.
     for (c, case) in cases.iter().enumerate() {
         for &f in &case.targets {

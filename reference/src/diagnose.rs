@@ -114,8 +114,16 @@ pub fn diagnose(observed: &[Observed<'_>]) -> Diagnosis {
         }
     }
     if !exact.is_empty() {
+        // Sets that are the same program on every trace are one diagnosis, named by the first of
+        // their equivalence class.
+        let mut named: Vec<FaultSet> = Vec::new();
+        for set in exact.into_iter().map(crate::audit::canonical) {
+            if !named.contains(&set) {
+                named.push(set);
+            }
+        }
         return Diagnosis {
-            exact,
+            exact: named,
             closest: Vec::new(),
             failing,
         };

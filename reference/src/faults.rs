@@ -169,13 +169,13 @@ faults! {
         section::DURABILITY,
         "An acks=all request is answered only when every ISR member has its records, that is once the HW has passed them.",
         "Answering at once is acks=1: if the leader dies right after, the producer was told the records are safe while only one copy exists.",
-        "REPLICAS 0 1\nLAG_MAX 0\nMIN_ISR 1\n0 PRODUCE 1\n";
+        "REPLICAS 0 1\nLAG_MAX 0\nMIN_ISR 1\n0 STATUS\n0 PRODUCE 1\n";
     AckFirstRecord = "ack-first-record", "ack",
         "acks=all requests are answered once the HW passes their first record",
         section::DURABILITY,
         "A request is answered when all of its records are below the HW: its end offset is at most the HW.",
         "A request of several records is safe only when its last record is replicated. Checking only the first record acknowledges records that a single replica holds.",
-        "REPLICAS 0 1\nLAG_MAX 0\nMIN_ISR 1\n0 PRODUCE 2\n0 FETCH 1 1\n";
+        "REPLICAS 0 1\nLAG_MAX 0\nMIN_ISR 1\n0 STATUS\n0 PRODUCE 2\n0 FETCH 1 1\n";
     AckAllReplicas = "ack-all-replicas", "ack",
         "acks=all requests wait for every replica, not only the ISR",
         section::DURABILITY,
@@ -211,7 +211,7 @@ faults! {
         section::IN_SYNC,
         "Followers are removed only by the periodic check (STATUS in this exercise); fetches, appends and produces do not run it.",
         "The periodic check is a separate job of the leader. Running it inside every request changes when followers leave and therefore when the HW jumps and whether writes are refused.",
-        "REPLICAS 0 1\nLAG_MAX 0\nMIN_ISR 1\n1 PRODUCE 1\n";
+        "REPLICAS 0 1\nLAG_MAX 0\nMIN_ISR 1\n0 STATUS\n1 PRODUCE 1\n";
 }
 
 impl Fault {
@@ -325,27 +325,6 @@ impl FaultSet {
         }
         v
     }
-}
-
-/// Mistake sets that behave the same on every valid trace, so no corpus can tell them apart:
-/// they are one program, and a diagnosis naming either is right.
-///
-/// - `shrink-by-fetch-time` = `caught-up-uses-fetch-now` + `caught-up-stale-leader-leo`: with
-///   both of those, every fetch credits its own time (the second branch always holds and credits
-///   now), so lastCaughtUp is the last fetch time, which is what the first measures lag from.
-/// - `hw-all-replicas` = `hw-all-replicas` + `ack-all-replicas`: when the HW is already the
-///   minimum over all replicas, waiting for all replicas is waiting for the HW.
-pub fn equivalent_sets() -> Vec<(FaultSet, FaultSet)> {
-    vec![
-        (
-            FaultSet::one(Fault::ShrinkByFetchTime),
-            FaultSet::one(Fault::CaughtUpUsesFetchNow).with(Fault::CaughtUpStaleLeaderLeo),
-        ),
-        (
-            FaultSet::one(Fault::HwAllReplicas),
-            FaultSet::one(Fault::HwAllReplicas).with(Fault::AckAllReplicas),
-        ),
-    ]
 }
 
 impl fmt::Display for FaultSet {

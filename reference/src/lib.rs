@@ -25,7 +25,7 @@ pub mod search;
 pub mod stream;
 pub mod trace;
 
-pub use faults::{CATALOG, Fault, FaultInfo, FaultSet, equivalent_sets};
+pub use faults::{CATALOG, Fault, FaultInfo, FaultSet};
 pub use leader::Leader;
 pub use trace::{Command, Config, Step, Trace, TraceError};
 

@@ -8,6 +8,13 @@
 //! ages, capped where they stop mattering) have the same futures, so only one is expanded: that
 //! is what keeps the search small. A pair's first divergence found at depth `d` is a shortest
 //! witness for that header, because every shorter trace was already expanded.
+//!
+//! A witness against the correct leader must also make the correct leader print at least one
+//! line: on a trace where the expected output is empty, a program that prints nothing at all
+//! would pass, so such a trace grades nobody. While the correct leader is still silent along a
+//! path, every machine's whole output so far is part of the state (a mistake may print early
+//! and the correct leader the same lines later); once it has printed, outputs that agreed so far
+//! are compared command by command.
 
 use std::collections::{HashMap, HashSet};
 
@@ -79,6 +86,10 @@ struct Node {
     step: Step,
 }
 
+/// A node of the frontier: its id, its time, the machines, and the outputs so far while the
+/// correct leader is silent.
+type Frontier = (usize, u64, Vec<Leader>, Option<Vec<Vec<u8>>>);
+
 /// Finds, for every requested pair `(a, b)` of indexes into `sets`, the shortest trace in `domain`
 /// on which the two leaders' outputs differ.
 pub fn witnesses(sets: &[FaultSet], pairs: &[(usize, usize)], domain: &Domain) -> Vec<Witness> {
@@ -143,7 +154,15 @@ fn search_config(
         .iter()
         .map(|f| Leader::new(config, *f))
         .collect();
-    let mut frontier: Vec<(usize, u64, Vec<Leader>)> = vec![(usize::MAX, 0, root)];
+    // A pair with the correct leader on one side needs a non-empty expected output.
+    let against_correct: Vec<bool> = pairs
+        .iter()
+        .map(|&(a, b)| sets[a].is_empty() || sets[b].is_empty())
+        .collect();
+    // Per node: the node, the time, the machines, and — while the correct leader (slot 0) has
+    // printed nothing on the path — every machine's output so far.
+    let silent_start = Some(vec![Vec::new(); machines_sets.len()]);
+    let mut frontier: Vec<Frontier> = vec![(usize::MAX, 0, root, silent_start)];
     let mut seen: HashSet<Vec<u64>> = HashSet::new();
     let mut found = Vec::new();
     let mut outs: Vec<Vec<u8>> = vec![Vec::new(); machines_sets.len()];
@@ -153,8 +172,15 @@ fn search_config(
         if open.is_empty() {
             break;
         }
+        // Machines whose output matters while the correct leader is silent: those in an open
+        // pair with it.
+        let mut watched = vec![false; machines_sets.len()];
+        for &p in open.iter().filter(|&&p| against_correct[p]) {
+            watched[slot[&pairs[p].0]] = true;
+            watched[slot[&pairs[p].1]] = true;
+        }
         let mut next = Vec::new();
-        for (node, now, ms) in &frontier {
+        for (node, now, ms, silent) in &frontier {
             let leo = ms[0].leo();
             let mut cmds = vec![Command::Status];
             for &n in &domain.counts {
@@ -185,10 +211,27 @@ fn search_config(
                         parent: *node,
                         step,
                     });
+                    // The outputs so far, while the correct leader has been silent until now.
+                    let so_far: Option<Vec<Vec<u8>>> = silent.as_ref().map(|before| {
+                        before
+                            .iter()
+                            .zip(&outs)
+                            .map(|(b, o)| [b.as_slice(), o.as_slice()].concat())
+                            .collect()
+                    });
+                    let correct_printed_now = !outs[0].is_empty();
                     let mut hit = false;
                     open.retain(|&p| {
                         let (a, b) = pairs[p];
-                        if outs[slot[&a]] != outs[slot[&b]] {
+                        let (sa, sb) = (slot[&a], slot[&b]);
+                        let differs = match (&so_far, against_correct[p]) {
+                            // Silent so far: only the whole outputs tell, and only once the
+                            // correct leader prints.
+                            (Some(all), true) => correct_printed_now && all[sa] != all[sb],
+                            // Everything agreed before this command.
+                            _ => outs[sa] != outs[sb],
+                        };
+                        if differs {
                             found.push((p, build(config, &nodes, id)));
                             hit = true;
                             false
@@ -202,12 +245,31 @@ fn search_config(
                     if depth == max_depth {
                         continue;
                     }
+                    let still_silent = so_far
+                        .filter(|_| !correct_printed_now)
+                        .map(|all| all.into_iter().map(|o| settle(o, t)).collect::<Vec<_>>());
                     key.clear();
                     for m in &next_ms {
                         m.search_key(t, horizon, &mut key);
                     }
+                    if let Some(all) = &still_silent {
+                        // Only machines still paired with the correct leader need their output
+                        // in the state; stamps are all `now` (or the marker), so they go too.
+                        for (o, _) in all.iter().zip(&watched).filter(|(_, w)| **w) {
+                            let unstamped = o
+                                .split(|&b| b == b'\n')
+                                .map(|l| l.iter().position(|&b| b == b' ').map_or(l, |i| &l[i..]));
+                            for l in unstamped {
+                                key.push(l.len() as u64);
+                                key.extend(l.iter().map(|&b| u64::from(b)));
+                            }
+                            key.push(u64::MAX - 1);
+                        }
+                    } else {
+                        key.push(u64::MAX);
+                    }
                     if seen.insert(key.clone()) {
-                        next.push((id, t, next_ms));
+                        next.push((id, t, next_ms, still_silent));
                     }
                 }
             }
@@ -215,6 +277,29 @@ fn search_config(
         frontier = next;
     }
     found
+}
+
+/// What a machine printed while the correct leader was silent, reduced to what can still
+/// matter at time `now`. The correct leader will only ever print lines stamped `now` or later,
+/// so output with an earlier stamp can never be matched: it is replaced by a marker that no
+/// output line equals (the comparison is then decided as soon as the correct leader prints).
+/// Output stamped `now` is kept as it is.
+fn settle(out: Vec<u8>, now: u64) -> Vec<u8> {
+    const DOOMED: &[u8] = b"\0";
+    if out.is_empty() || out.starts_with(DOOMED) {
+        return out;
+    }
+    let first_stamp = out
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .fold(0u64, |v, &b| {
+            v.saturating_mul(10).saturating_add(u64::from(b - b'0'))
+        });
+    if first_stamp < now {
+        DOOMED.to_vec()
+    } else {
+        out
+    }
 }
 
 fn build(config: &Config, nodes: &[Node], mut id: usize) -> Trace {

@@ -43,6 +43,11 @@ fn every_catalog_witness_shows_its_mistake() {
         let good = output(&t, FaultSet::NONE);
         let bad = output(&t, FaultSet::one(info.fault));
         assert_ne!(good, bad, "{}", info.id);
+        assert!(
+            !good.is_empty(),
+            "{}: a program that prints nothing would pass",
+            info.id
+        );
         let shown = format!(
             "{}\n--- trace\n{}--- correct\n{}--- with the mistake\n{}--- explained with the mistake\n{}",
             info.title,
