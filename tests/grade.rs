@@ -1,0 +1,461 @@
+//! The grader's main job, end to end: the built binary grades fixture students — the reference
+//! itself, the reference with known mistakes (each must be named exactly), programs with bugs
+//! outside the catalog, and hostile programs.
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use assert_cmd::Command;
+use isr_reference::{CATALOG, Fault, FaultSet};
+use serde_json::Value;
+
+fn grader() -> Command {
+    let mut c = Command::cargo_bin("isr-grader").unwrap();
+    c.env("NO_COLOR", "1").env_remove("CLICOLOR_FORCE");
+    c
+}
+
+fn grader_path() -> String {
+    assert_cmd::cargo::cargo_bin("isr-grader")
+        .display()
+        .to_string()
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every committed case folder: the public and the hidden set.
+fn corpus_args() -> Vec<String> {
+    let mut v = Vec::new();
+    for d in ["cases/public", "cases/hidden"] {
+        let p = root().join(d);
+        if p.is_dir() {
+            v.push("--cases".to_string());
+            v.push(p.display().to_string());
+        }
+    }
+    v
+}
+
+fn fixture(name: &str) -> String {
+    root()
+        .join("tests/fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn json_run(extra: &[&str], program: &[String]) -> (Output, Value) {
+    let out = grader()
+        .arg("test")
+        .args(corpus_args())
+        .args(["--format", "json"])
+        .args(extra)
+        .arg("--")
+        .args(program)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out, doc)
+}
+
+fn leader(faults: &str) -> Vec<String> {
+    let mut v = vec![grader_path(), "leader".to_string()];
+    if !faults.is_empty() {
+        v.push("--fault".into());
+        v.push(faults.into());
+    }
+    v
+}
+
+fn diagnosed(doc: &Value) -> (bool, Vec<String>) {
+    let d = &doc["diagnosis"];
+    let ids = d["mistakes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    (d["exact"].as_bool().unwrap(), ids)
+}
+
+#[test]
+fn the_reference_passes_everything() {
+    let (out, doc) = json_run(&[], &leader(""));
+    assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    let s = &doc["summary"];
+    assert_eq!(s["passed"], s["cases"]);
+    assert_eq!(s["failed"], 0);
+    assert_eq!(s["points"], s["max_points"]);
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(diagnosed(&doc), (true, vec![]));
+}
+
+/// Mistake sets that are the same program on every trace (the audit's recorded equivalences):
+/// the diagnosis names the first of their class.
+fn same_on_every_trace(a: &[String], b: &[String]) -> bool {
+    let set = |v: &[String]| FaultSet::parse(&v.join(",")).unwrap();
+    isr_reference::audit::canonical(set(a)) == isr_reference::audit::canonical(set(b))
+}
+
+#[test]
+fn every_single_mistake_is_named_exactly() {
+    let mut report = Vec::new();
+    for info in CATALOG {
+        let (out, doc) = json_run(&[], &leader(info.id));
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}: the corpus does not catch it",
+            info.id
+        );
+        let (exact, ids) = diagnosed(&doc);
+        let want = vec![info.id.to_string()];
+        assert!(
+            exact && (ids == want || same_on_every_trace(&ids, &want)),
+            "{}: diagnosed as exact={exact} {ids:?}\n{:#}",
+            info.id,
+            doc["diagnosis"]
+        );
+        report.push(format!("{} -> {}", info.id, ids.join("+")));
+    }
+    eprintln!("{}", report.join("\n"));
+}
+
+#[test]
+fn pairs_of_mistakes_are_named_as_pairs() {
+    let pairs = [
+        (Fault::CaughtUpEqualityOnly, Fault::HwCanDecrease),
+        (Fault::ShrinkInclusive, Fault::AckFirstRecord),
+        (Fault::RejoinEarly, Fault::IsrOrderSorted),
+        (Fault::MinIsrOffByOne, Fault::WritesOffByOne),
+    ];
+    for (a, b) in pairs {
+        let set = FaultSet::one(a).with(b);
+        let (_, doc) = json_run(&[], &leader(&set.ids().join(",")));
+        let (exact, ids) = diagnosed(&doc);
+        let want: Vec<String> = set.ids().iter().map(|s| s.to_string()).collect();
+        assert!(
+            exact && (ids == want || same_on_every_trace(&ids, &want)),
+            "{set}: diagnosed as exact={exact} {ids:?}"
+        );
+    }
+}
+
+#[test]
+fn a_bug_outside_the_catalog_is_not_given_a_catalog_name() {
+    let program = vec![
+        "sh".to_string(),
+        fixture("students/unknown_bug.sh"),
+        grader_path(),
+    ];
+    let (out, doc) = json_run(&[], &program);
+    assert_eq!(out.status.code(), Some(1));
+    let (exact, ids) = diagnosed(&doc);
+    assert!(!exact && ids.is_empty(), "{:#}", doc["diagnosis"]);
+}
+
+fn case_verdicts(doc: &Value) -> Vec<String> {
+    doc["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["verdict"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn only_worked_trace() -> [&'static str; 2] {
+    ["--filter", "001-worked-trace"]
+}
+
+fn hostile(script: &str, extra: &[&str]) -> (Output, Value) {
+    let program = vec!["sh".to_string(), fixture(&format!("hostile/{script}"))];
+    let mut args: Vec<&str> = only_worked_trace().to_vec();
+    args.extend_from_slice(extra);
+    json_run(&args, &program)
+}
+
+#[test]
+fn hostile_programs_get_a_verdict_each() {
+    let started = std::time::Instant::now();
+    let (out, doc) = hostile("sleep_forever.sh", &["--timeout", "0.5"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(case_verdicts(&doc), ["timeout"]);
+
+    let (_, doc) = hostile("flood_stdout.sh", &["--output-limit", "64"]);
+    assert_eq!(case_verdicts(&doc), ["output-limit"]);
+
+    let (_, doc) = hostile("exit_without_reading.sh", &[]);
+    assert_eq!(case_verdicts(&doc), ["no-output"]);
+
+    let (_, doc) = hostile("segfault.sh", &[]);
+    assert_eq!(case_verdicts(&doc), ["crash"]);
+    assert_eq!(doc["cases"][0]["signal"], "SIGSEGV");
+
+    // Forks a sleeper: the run ends at once and the sleeper does not survive.
+    let (_, doc) = hostile("background_holds_stdout.sh", &[]);
+    assert_eq!(case_verdicts(&doc), ["wrong"]);
+    assert!(
+        started.elapsed().as_secs() < 30,
+        "hostile programs slowed the grader down"
+    );
+}
+
+fn student(script: &str) -> Vec<String> {
+    vec![
+        "sh".to_string(),
+        fixture(&format!("students/{script}")),
+        grader_path(),
+    ]
+}
+
+#[test]
+fn formatting_slips_are_named() {
+    // CRLF, trailing whitespace and blank lines are not differences.
+    let (out, doc) = json_run(&[], &student("crlf.sh"));
+    assert_eq!(out.status.code(), Some(0), "{doc:#}");
+
+    // Debug lines on stdout fail the cases and are named as such.
+    let (out, doc) = json_run(&only_worked_trace(), &student("debug_prints.sh"));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(case_verdicts(&doc), ["wrong"]);
+    let stray = &doc["cases"][0]["stray_lines"];
+    assert_eq!(stray[0]["text"], "debug: starting");
+    let slips = doc["diagnosis"]["slips"].as_array().unwrap();
+    assert!(
+        slips[0]
+            .as_str()
+            .unwrap()
+            .contains("print debugging to stderr")
+    );
+    assert_eq!(diagnosed(&doc), (true, vec![]));
+
+    // A non-zero exit code with the right output.
+    let (out, doc) = json_run(&only_worked_trace(), &student("exit_code.sh"));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(case_verdicts(&doc), ["exit-code"]);
+    assert_eq!(doc["cases"][0]["exit_code"], 3);
+}
+
+#[test]
+fn no_process_outlives_the_grader() {
+    let (out, _) = json_run(&only_worked_trace(), &student("forks_sleeper.sh"));
+    assert_eq!(out.status.code(), Some(0));
+    // The fixture's `sleep 987654` (a duration no other test uses) would be re-parented; none
+    // may be left.
+    let left = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| c.starts_with(b"sleep\x00987654\x00"))
+        .count();
+    assert_eq!(left, 0, "a `sleep 987654` outlived the grader");
+}
+
+#[test]
+fn the_report_is_deterministic_and_in_corpus_order() {
+    let program = leader("hw-not-on-shrink");
+    let (_, a) = json_run(&["--jobs", "2"], &program);
+    let (_, b) = json_run(&["--jobs", "1"], &program);
+    assert_eq!(a, b);
+    let names: Vec<&str> = a["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.first(), Some(&"001-worked-trace"));
+}
+
+fn stdout_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn redact(text: &str) -> String {
+    text.replace(&grader_path(), "[isr-grader]")
+        .replace(&root().display().to_string(), "[root]")
+}
+
+#[test]
+fn human_report_snapshot() {
+    let out = grader()
+        .args(["test", "--filter", "001-worked-trace", "--"])
+        .args(leader("hw-not-on-shrink"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!("human_wrong_worked_trace", redact(&stdout_of(&out)));
+    let out = grader()
+        .arg("test")
+        .args(corpus_args())
+        .arg("--")
+        .args(leader("caught-up-equality-only"))
+        .output()
+        .unwrap();
+    insta::assert_snapshot!("human_full_corpus_one_mistake", redact(&stdout_of(&out)));
+}
+
+#[test]
+fn grader_errors_exit_2_and_say_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    // No program and no grader.toml.
+    let out = grader()
+        .arg("test")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no program to grade"));
+    // A program that does not exist: said once.
+    let out = grader()
+        .args(["test", "--", "./no-such-program"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("no-such-program").count(), 1, "{err}");
+    // A bad grader.toml names its line.
+    std::fs::write(
+        dir.path().join("grader.toml"),
+        "run = [\"x\"]\ntimeout = 3\n",
+    )
+    .unwrap();
+    let out = grader()
+        .arg("test")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("grader.toml:2:") && err.contains("timeout"),
+        "{err}"
+    );
+    // A bad case file names file and line.
+    let cases = dir.path().join("cases");
+    std::fs::create_dir(&cases).unwrap();
+    std::fs::write(
+        cases.join("a.trace"),
+        "REPLICAS 1 2\nLAG_MAX 1\nMIN_ISR 1\n0 FETCH 2 9\n",
+    )
+    .unwrap();
+    std::fs::write(
+        cases.join("a.toml"),
+        "title = \"t\"\ndescription = \"d\"\nvisibility = \"hidden\"\norigin = { kind = \"handwritten\" }\n",
+    )
+    .unwrap();
+    let out = grader()
+        .args(["test", "--cases"])
+        .arg(&cases)
+        .arg("--")
+        .args(leader(""))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("a.trace:4:") && err.contains("beyond the leader's LEO"),
+        "{err}"
+    );
+}
+
+#[test]
+fn junit_and_gradescope_reports_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("report.xml");
+    let gs = dir.path().join("results.json");
+    let out = grader()
+        .args(["test", "--filter", "001-worked-trace", "--junit"])
+        .arg(&junit)
+        .arg("--gradescope")
+        .arg(&gs)
+        .arg("--")
+        .args(leader("hw-not-on-shrink"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<testcase name=\"001-worked-trace\"") && xml.contains("<failure"),
+        "{xml}"
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&gs).unwrap()).unwrap();
+    assert_eq!(doc["score"], 0);
+    assert_eq!(doc["tests"][0]["status"], "failed");
+    // Gradescope's file is written even when the grader fails.
+    let out = grader()
+        .args(["test", "--gradescope"])
+        .arg(&gs)
+        .args(["--", "./no-such-program"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&gs).unwrap()).unwrap();
+    assert!(doc["output"].as_str().unwrap().contains("could not grade"));
+}
+
+#[test]
+fn demo_shows_a_named_mistake() {
+    let out = grader().arg("demo").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout_of(&out);
+    assert!(
+        text.contains("Diagnosis") && text.contains("caught-up-equality-only"),
+        "{text}"
+    );
+}
+
+#[test]
+fn show_prints_a_case_with_its_explanation() {
+    let out = grader().args(["show", "worked"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout_of(&out);
+    assert!(text.contains("--- explained by the reference leader"));
+    assert!(text.contains("550 - 0 = 550 > LAG_MAX 500: 7 leaves the ISR"));
+}
+
+#[test]
+fn ctrl_c_kills_every_case_and_exits_130() {
+    use std::time::{Duration, Instant};
+    let mut child = std::process::Command::new(grader_path())
+        .args(["test", "--jobs", "2", "--timeout", "60", "--"])
+        .args(student("sleeps_long.sh"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let sleepers = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .filter(|c| c.starts_with(b"sleep\x00876543\x00"))
+            .count()
+    };
+    let start = Instant::now();
+    while sleepers() == 0 && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(sleepers() > 0, "the cases never started");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(child.id() as i32).unwrap(),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let start = Instant::now();
+    while sleepers() > 0 && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(sleepers(), 0, "a case's process outlived the grader");
+}
