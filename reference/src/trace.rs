@@ -606,14 +606,30 @@ mod fast_path_tests {
     #[test]
     fn fast_path_takes_the_common_shapes() {
         for (line, cmd) in [
-            (&b"123 FETCH 1 5"[..], Command::Fetch { follower: 1, offset: 5 }),
+            (
+                &b"123 FETCH 1 5"[..],
+                Command::Fetch {
+                    follower: 1,
+                    offset: 5,
+                },
+            ),
             (b"7 APPEND 3\r", Command::Append(3)),
             (b"7 PRODUCE 1", Command::Produce(1)),
             (b"0 STATUS", Command::Status),
         ] {
-            assert_eq!(fast_timed(line).map(|(_, c)| c), Some(cmd), "{}", show(line));
+            assert_eq!(
+                fast_timed(line).map(|(_, c)| c),
+                Some(cmd),
+                "{}",
+                show(line)
+            );
         }
-        for line in [&b"1  STATUS"[..], b"1 STATUS # x", b"1 APPEND 0", b"1 FETCH 1"] {
+        for line in [
+            &b"1  STATUS"[..],
+            b"1 STATUS # x",
+            b"1 APPEND 0",
+            b"1 FETCH 1",
+        ] {
             assert_eq!(fast_timed(line), None, "{}", show(line));
         }
     }
