@@ -35,11 +35,9 @@ pub struct Leader {
     lag_max: u64,
     min_isr: u64,
     faults: FaultSet,
-    /// The leader's LEO.
-    leo: u64,
     hw: u64,
-    /// Per replica (replica-list order); index 0 is the leader and its entry is unused but for
-    /// `leo` mirroring.
+    /// Per replica (replica-list order); index 0 is the leader, and of its entry only `leo` (the
+    /// leader's LEO) is used.
     followers: Vec<FollowerState>,
     /// ISR membership per replica index.
     in_isr: Vec<bool>,
@@ -67,7 +65,6 @@ impl Leader {
             lag_max: config.lag_max,
             min_isr: config.min_isr,
             faults,
-            leo: 0,
             hw: 0,
             followers: vec![FollowerState::default(); n],
             in_isr: vec![true; n],
@@ -82,7 +79,7 @@ impl Leader {
 
     /// The leader's LEO.
     pub fn leo(&self) -> u64 {
-        self.leo
+        self.followers[0].leo
     }
 
     /// The high watermark.
@@ -116,7 +113,7 @@ impl Leader {
     /// states with the same key behave the same on every future command).
     pub fn search_key(&self, now: u64, horizon: u64, key: &mut Vec<u64>) {
         let age = |x: u64| now.saturating_sub(x).min(horizon);
-        key.push(self.leo);
+        key.push(self.leo());
         key.push(self.hw);
         for (f, in_isr) in self.followers.iter().zip(&self.in_isr).skip(1) {
             key.extend([
@@ -154,12 +151,12 @@ impl Leader {
     /// must fit in u64.
     pub fn validate(&self, step: &Step) -> Result<(), String> {
         match step.cmd {
-            Command::Fetch { follower, offset } if offset > self.leo => Err(format!(
+            Command::Fetch { follower, offset } if offset > self.leo() => Err(format!(
                 "FETCH {follower} {offset} asks beyond the leader's LEO {} at that moment",
-                self.leo
+                self.leo()
             )),
-            Command::Append(n) | Command::Produce(n) if self.leo.checked_add(n).is_none() => Err(
-                format!("the leader's LEO {} + {n} would overflow u64", self.leo),
+            Command::Append(n) | Command::Produce(n) if self.leo().checked_add(n).is_none() => Err(
+                format!("the leader's LEO {} + {n} would overflow u64", self.leo()),
             ),
             _ => Ok(()),
         }
@@ -179,15 +176,16 @@ impl Leader {
 
     fn run(&mut self, step: &Step, out: &mut Vec<u8>, mut notes: Option<&mut Notes>) {
         let t = step.t;
-        if self.has(Fault::ShrinkOnEveryCommand) && step.cmd != Command::Status {
+        let is_status = matches!(step.cmd, Command::Status);
+        if !is_status && self.has(Fault::ShrinkOnEveryCommand) {
             self.shrink(t, &mut notes);
         }
         let mut recompute_hw = true;
         match step.cmd {
             Command::Append(n) => {
-                let before = self.leo;
-                self.leo = self.leo.saturating_add(n);
-                note!(notes, "leader LEO {before} -> {}", self.leo);
+                let before = self.leo();
+                self.followers[0].leo = self.leo().saturating_add(n);
+                note!(notes, "leader LEO {before} -> {}", self.leo());
                 if self.has(Fault::HwNotOnAppend) {
                     recompute_hw = false;
                 }
@@ -212,7 +210,7 @@ impl Leader {
             note!(notes, "HW not recomputed, stays {}", self.hw);
         }
         self.answer_waiting(t, out, &mut notes);
-        if step.cmd == Command::Status {
+        if is_status {
             self.print_status(t, out, &mut notes);
         }
     }
@@ -222,7 +220,7 @@ impl Leader {
             note!(notes, "{id} is not a follower: ignored");
             return;
         };
-        let l = self.leo;
+        let l = self.leo();
         let f = self.followers[i];
         let mut lcu = f.last_caught_up;
         if o >= l {
@@ -359,17 +357,15 @@ impl Leader {
 
     /// The LEO of replica `i` (the leader's own for index 0).
     fn leo_of(&self, i: usize) -> u64 {
-        if i == 0 {
-            self.leo
-        } else {
-            self.followers[i].leo
-        }
+        self.followers[i].leo
     }
 
     fn min_leo(&self, all: bool) -> Option<u64> {
-        (0..self.replicas.len())
-            .filter(|&i| all || self.in_isr[i])
-            .map(|i| self.leo_of(i))
+        self.followers
+            .iter()
+            .zip(&self.in_isr)
+            .filter(|(_, in_isr)| all || **in_isr)
+            .map(|(f, _)| f.leo)
             .min()
     }
 
@@ -415,12 +411,12 @@ impl Leader {
         if refuse {
             push_line(out, t, b" NOT_ENOUGH_REPLICAS");
             if self.has(Fault::RefusedStillAppends) {
-                self.leo = self.leo.saturating_add(n);
+                self.followers[0].leo = self.leo().saturating_add(n);
                 note!(
                     notes,
                     "{what} {size} vs MIN_ISR {}: refused with NOT_ENOUGH_REPLICAS, but the records are appended anyway, leader LEO = {}",
                     self.min_isr,
-                    self.leo
+                    self.leo()
                 );
             } else {
                 note!(
@@ -431,16 +427,16 @@ impl Leader {
             }
             return;
         }
-        let base = self.leo;
-        self.leo = self.leo.saturating_add(n);
-        self.waiting.push_back((base, self.leo));
+        let base = self.leo();
+        self.followers[0].leo = self.leo().saturating_add(n);
+        self.waiting.push_back((base, self.leo()));
         note!(
             notes,
             "{what} {size} >= MIN_ISR {}: accepted, records {base}..{} appended, leader LEO = {}; the request waits until HW >= {}",
             self.min_isr,
-            self.leo.saturating_sub(1),
-            self.leo,
-            self.leo
+            self.leo().saturating_sub(1),
+            self.leo(),
+            self.leo()
         );
     }
 
@@ -521,7 +517,7 @@ impl Leader {
         out.extend_from_slice(b" HW=");
         out.extend_from_slice(buf.format(self.hw).as_bytes());
         out.extend_from_slice(b" LEO=");
-        out.extend_from_slice(buf.format(self.leo).as_bytes());
+        out.extend_from_slice(buf.format(self.leo()).as_bytes());
         out.extend_from_slice(if ok {
             b" WRITES=OK\n".as_slice()
         } else {

@@ -1,17 +1,27 @@
 //! Running a trace from a reader to a writer in bounded memory.
 //!
-//! Memory is bounded by the longest line, the number of replicas and the number of waiting
-//! requests, not by the length of the trace. The correct leader always runs alongside, as the
-//! validator: a trace that is invalid for it is rejected even when a faulty machine is asked for.
+//! Memory is bounded by the longest line, the number of replicas, the number of waiting
+//! requests and a few batches of parsed commands, not by the length of the trace. The correct
+//! leader always runs alongside, as the validator: a trace that is invalid for it is rejected
+//! even when a faulty machine is asked for.
+//!
+//! The work is a two-stage pipeline: one thread reads and parses lines into batches of
+//! [`Step`]s, the calling thread validates them, runs the leader and writes the output. The
+//! stages cost about the same, so on two cores a trace runs in about half the time. Errors keep
+//! their order: everything before an invalid line is run and written first.
 
 use std::io::{self, Read, Write};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use crate::faults::FaultSet;
 use crate::leader::Leader;
-use crate::trace::{Item, LineParser, TraceError};
+use crate::trace::{Config, Item, LineParser, Step, TraceError};
 
 /// The longest line accepted.
 pub const MAX_LINE: usize = 1 << 20;
+
+/// Commands per batch handed from the parser to the leader.
+const BATCH: usize = 4096;
 
 /// Why a streamed run stopped.
 #[derive(Debug)]
@@ -39,9 +49,18 @@ impl From<io::Error> for StreamError {
     }
 }
 
-struct Machines {
-    correct: Leader,
-    faulty: Option<Leader>,
+/// What the parsing stage hands to the running stage.
+enum Msg {
+    /// The header is complete.
+    Start(Config),
+    /// Commands in order.
+    Steps(Vec<Step>),
+    /// The input ended normally.
+    End,
+    /// The input is invalid at this line (0: the trace as a whole).
+    Invalid(usize, String),
+    /// Reading failed.
+    Io(io::Error),
 }
 
 /// Reads a trace from `input`, runs the leader with `faults` and writes its output to `output`.
@@ -49,7 +68,7 @@ struct Machines {
 /// invalid line is found stays written.
 pub fn run(
     name: &str,
-    mut input: impl Read,
+    input: impl Read + Send,
     mut output: impl Write,
     faults: FaultSet,
 ) -> Result<(), StreamError> {
@@ -60,109 +79,211 @@ pub fn run(
             message,
         })
     };
-    let mut parser = LineParser::new();
-    let mut machines: Option<Machines> = None;
-    let mut buf = vec![0u8; 1 << 20];
-    let mut filled = 0usize;
+    std::thread::scope(|scope| {
+        let (tx, rx) = sync_channel::<Msg>(4);
+        let (recycle_tx, recycle_rx) = sync_channel::<Vec<Step>>(8);
+        scope.spawn(move || parse_stage(input, &tx, &recycle_rx));
+        let result = run_stage(&rx, &recycle_tx, &mut output, faults);
+        // Dropping the receiver stops the parser if the run stopped early.
+        drop(rx);
+        match result {
+            Ok(()) => Ok(()),
+            Err(RunError::Invalid(line, m)) => Err(err(line, m)),
+            Err(RunError::Io(e)) => Err(StreamError::Io(e)),
+        }
+    })
+}
+
+enum RunError {
+    Invalid(usize, String),
+    Io(io::Error),
+}
+
+fn run_stage(
+    rx: &Receiver<Msg>,
+    recycle: &SyncSender<Vec<Step>>,
+    output: &mut impl Write,
+    faults: FaultSet,
+) -> Result<(), RunError> {
+    let mut correct: Option<Leader> = None;
+    let mut faulty: Option<Leader> = None;
     let mut out = Vec::with_capacity(1 << 17);
     let mut scratch = Vec::new();
+    loop {
+        let msg = rx.recv().unwrap_or(Msg::End);
+        match msg {
+            Msg::Start(config) => {
+                correct = Some(Leader::new(&config, FaultSet::NONE));
+                faulty = (!faults.is_empty()).then(|| Leader::new(&config, faults));
+            }
+            Msg::Steps(steps) => {
+                if let Some(c) = correct.as_mut() {
+                    for step in &steps {
+                        if let Err(m) = c.validate(step) {
+                            output.write_all(&out).map_err(RunError::Io)?;
+                            let _ = output.flush();
+                            return Err(RunError::Invalid(step.line, m));
+                        }
+                        match faulty.as_mut() {
+                            None => c.step(step, &mut out),
+                            Some(f) => {
+                                scratch.clear();
+                                c.step(step, &mut scratch);
+                                f.step(step, &mut out);
+                            }
+                        }
+                    }
+                }
+                let _ = recycle.try_send(steps);
+                if out.len() >= 1 << 16 {
+                    output.write_all(&out).map_err(RunError::Io)?;
+                    out.clear();
+                }
+            }
+            Msg::End => {
+                output.write_all(&out).map_err(RunError::Io)?;
+                output.flush().map_err(RunError::Io)?;
+                return Ok(());
+            }
+            Msg::Invalid(line, m) => {
+                output.write_all(&out).map_err(RunError::Io)?;
+                let _ = output.flush();
+                return Err(RunError::Invalid(line, m));
+            }
+            Msg::Io(e) => {
+                output.write_all(&out).map_err(RunError::Io)?;
+                let _ = output.flush();
+                return Err(RunError::Io(e));
+            }
+        }
+    }
+}
+
+/// Parses one line into the batch; false when the stage must stop (an invalid line, already
+/// reported, or the receiver is gone).
+fn handle(
+    line: &[u8],
+    parser: &mut LineParser,
+    batch: &mut Vec<Step>,
+    tx: &SyncSender<Msg>,
+    flush: &impl Fn(&mut Vec<Step>) -> bool,
+) -> bool {
+    let parsed = match parser.parse_step(line) {
+        Some(Ok(step)) => {
+            batch.push(step);
+            return batch.len() < BATCH || flush(batch);
+        }
+        Some(Err(m)) => Err(m),
+        // Not the common shape: the general parser decides (and explains).
+        None => parser.parse_line(line),
+    };
+    match parsed {
+        Ok(Item::Nothing) => true,
+        Ok(Item::Step(step)) => {
+            batch.push(step);
+            batch.len() < BATCH || flush(batch)
+        }
+        Ok(Item::Start(config, step)) => {
+            if !flush(batch) || tx.send(Msg::Start(config)).is_err() {
+                return false;
+            }
+            batch.push(step);
+            true
+        }
+        Err(m) => {
+            if flush(batch) {
+                let _ = tx.send(Msg::Invalid(parser.line(), m));
+            }
+            false
+        }
+    }
+}
+
+/// Reads and parses `input`, sending batches of commands; stops quietly when the receiver is
+/// gone.
+fn parse_stage(mut input: impl Read, tx: &SyncSender<Msg>, recycle: &Receiver<Vec<Step>>) {
+    let mut parser = LineParser::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut filled = 0usize;
+    let mut batch: Vec<Step> = Vec::with_capacity(BATCH);
     let mut eof = false;
+    // Sends the batch (if any) and starts a new one; false when the receiver is gone.
+    let flush = |batch: &mut Vec<Step>| -> bool {
+        if batch.is_empty() {
+            return true;
+        }
+        let fresh = recycle
+            .try_recv()
+            .map(|mut v| {
+                v.clear();
+                v
+            })
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+        tx.send(Msg::Steps(std::mem::replace(batch, fresh))).is_ok()
+    };
     loop {
         if !eof {
             if filled == buf.len() {
                 if buf.len() >= MAX_LINE * 2 {
-                    return Err(err(
-                        parser.line() + 1,
-                        format!("line longer than {MAX_LINE} bytes"),
-                    ));
+                    if flush(&mut batch) {
+                        let _ = tx.send(Msg::Invalid(
+                            parser.line() + 1,
+                            format!("line longer than {MAX_LINE} bytes"),
+                        ));
+                    }
+                    return;
                 }
                 buf.resize(buf.len() * 2, 0);
             }
-            let n = match input.read(&mut buf[filled..]) {
-                Ok(n) => n,
+            match input.read(&mut buf[filled..]) {
+                Ok(0) => eof = true,
+                Ok(n) => filled += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e.into()),
-            };
-            if n == 0 {
-                eof = true;
+                Err(e) => {
+                    if flush(&mut batch) {
+                        let _ = tx.send(Msg::Io(e));
+                    }
+                    return;
+                }
             }
-            filled += n;
         }
         let mut start = 0;
         for nl in memchr::memchr_iter(b'\n', &buf[..filled]) {
-            let line = &buf[start..nl];
+            if !handle(&buf[start..nl], &mut parser, &mut batch, tx, &flush) {
+                return;
+            }
             start = nl + 1;
-            process(
-                line,
-                &mut parser,
-                &mut machines,
-                &mut out,
-                &mut scratch,
-                faults,
-            )
-            .map_err(|m| err(parser.line(), m))?;
+        }
+        if eof && start < filled {
+            // The last line may lack its line end.
+            if !handle(&buf[start..filled], &mut parser, &mut batch, tx, &flush) {
+                return;
+            }
+            start = filled;
         }
         if eof {
-            if start < filled {
-                let line = &buf[start..filled];
-                process(
-                    line,
-                    &mut parser,
-                    &mut machines,
-                    &mut out,
-                    &mut scratch,
-                    faults,
-                )
-                .map_err(|m| err(parser.line(), m))?;
-            }
             break;
         }
         buf.copy_within(start..filled, 0);
         filled -= start;
-        if out.len() >= 1 << 16 {
-            output.write_all(&out)?;
-            out.clear();
+    }
+    if !flush(&mut batch) {
+        return;
+    }
+    match parser.finish() {
+        Ok(None) => {
+            let _ = tx.send(Msg::End);
+        }
+        Ok(Some(config)) => {
+            // A header without commands: valid, prints nothing.
+            if tx.send(Msg::Start(config)).is_ok() {
+                let _ = tx.send(Msg::End);
+            }
+        }
+        Err(m) => {
+            let _ = tx.send(Msg::Invalid(0, m));
         }
     }
-    parser.finish().map_err(|m| err(0, m))?;
-    output.write_all(&out)?;
-    output.flush()?;
-    Ok(())
-}
-
-#[inline]
-fn process(
-    line: &[u8],
-    parser: &mut LineParser,
-    machines: &mut Option<Machines>,
-    out: &mut Vec<u8>,
-    scratch: &mut Vec<u8>,
-    faults: FaultSet,
-) -> Result<(), String> {
-    let step = match parser.parse_line(line)? {
-        Item::Nothing => return Ok(()),
-        Item::Start(config, step) => {
-            *machines = Some(Machines {
-                correct: Leader::new(&config, FaultSet::NONE),
-                faulty: (!faults.is_empty()).then(|| Leader::new(&config, faults)),
-            });
-            step
-        }
-        Item::Step(step) => step,
-    };
-    let Some(m) = machines.as_mut() else {
-        return Ok(());
-    };
-    m.correct.validate(&step)?;
-    match m.faulty.as_mut() {
-        None => m.correct.step(&step, out),
-        Some(f) => {
-            scratch.clear();
-            m.correct.step(&step, scratch);
-            f.step(&step, out);
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -193,14 +314,42 @@ mod tests {
     }
 
     #[test]
-    fn stream_errors_name_the_line() {
-        let text = "REPLICAS 5 6\nLAG_MAX 1\nMIN_ISR 1\n0 FETCH 6 1\n";
-        let e = run("f.trace", text.as_bytes(), Vec::new(), FaultSet::NONE).unwrap_err();
+    fn stream_errors_name_the_line_after_writing_what_came_before() {
+        let text = "REPLICAS 5 6\nLAG_MAX 1\nMIN_ISR 1\n0 STATUS\n0 FETCH 6 1\n";
+        let mut out = Vec::new();
+        let e = run("f.trace", text.as_bytes(), &mut out, FaultSet::NONE).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "f.trace:4: FETCH 6 1 asks beyond the leader's LEO 0 at that moment"
+            "f.trace:5: FETCH 6 1 asks beyond the leader's LEO 0 at that moment"
         );
+        assert_eq!(out, b"0 STATUS ISR=5,6 HW=0 LEO=0 WRITES=OK\n");
+        let mut out = Vec::new();
+        let e = run(
+            "f.trace",
+            "REPLICAS 5 6\nLAG_MAX 1\nMIN_ISR 1\n0 STATUS\n0 JUMP\n".as_bytes(),
+            &mut out,
+            FaultSet::NONE,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().starts_with("f.trace:5: unknown command"),
+            "{e}"
+        );
+        assert_eq!(out, b"0 STATUS ISR=5,6 HW=0 LEO=0 WRITES=OK\n");
         let e = run("f.trace", &b""[..], Vec::new(), FaultSet::NONE).unwrap_err();
         assert!(e.to_string().starts_with("f.trace: header incomplete"));
+    }
+
+    #[test]
+    fn a_header_alone_prints_nothing() {
+        let mut out = Vec::new();
+        run(
+            "h",
+            &b"REPLICAS 1\nLAG_MAX 0\nMIN_ISR 1"[..],
+            &mut out,
+            FaultSet::NONE,
+        )
+        .unwrap();
+        assert!(out.is_empty());
     }
 }

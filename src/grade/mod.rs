@@ -487,7 +487,7 @@ pub fn leader_cmd(args: LeaderArgs) -> CmdResult {
     let faults = FaultSet::parse(&args.fault)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    match isr_reference::stream::run("<stdin>", std::io::stdin().lock(), &mut out, faults) {
+    match isr_reference::stream::run("<stdin>", std::io::stdin(), &mut out, faults) {
         Ok(()) => Ok(0),
         Err(isr_reference::stream::StreamError::Io(e))
             if e.kind() == std::io::ErrorKind::BrokenPipe =>

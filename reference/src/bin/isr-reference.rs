@@ -86,11 +86,11 @@ fn real_main() -> Result<(), String> {
         Some(p) if p != "-" => p.clone(),
         _ => "<stdin>".to_string(),
     };
-    let input: Box<dyn Read> = match &path {
+    let input: Box<dyn Read + Send> = match &path {
         Some(p) if p != "-" => {
             Box::new(std::fs::File::open(p).map_err(|e| format!("cannot read {p}: {e}"))?)
         }
-        _ => Box::new(io::stdin().lock()),
+        _ => Box::new(io::stdin()),
     };
     if explain_mode {
         let mut text = String::new();
