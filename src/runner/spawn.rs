@@ -90,6 +90,8 @@ fn check_executable(path: &Path) -> Check {
 struct RlimitPlan {
     memory: Option<u64>,
     file_size: Option<u64>,
+    /// Signals the grader has ignored (SIG_IGN), as a bit set: the child resets just these.
+    ignored: u64,
 }
 
 impl RlimitPlan {
@@ -97,6 +99,7 @@ impl RlimitPlan {
         RlimitPlan {
             memory: limits.memory_bytes.map(|v| cap_to_hard(Resource::As, v)),
             file_size: limits.file_size.map(|v| cap_to_hard(Resource::Fsize, v)),
+            ignored: *IGNORED.get_or_init(ignored_signals),
         }
     }
 
@@ -109,7 +112,7 @@ impl RlimitPlan {
             set_both(Resource::Fsize, v)?;
         }
         set_both(Resource::Core, 0)?;
-        reset_signal_dispositions();
+        reset_signal_dispositions(self.ignored);
         // If the grader dies (even by SIGKILL), its main child goes with it. Only the main
         // child: the rest of the group is the interrupt handler's job. The signal is sent when
         // the *thread* that forked exits, and `run` blocks that thread until the child is
@@ -123,14 +126,42 @@ impl RlimitPlan {
     }
 }
 
-/// Gives every signal its default disposition. `exec` already resets caught signals, and std
-/// resets the mask and `SIGPIPE`, but other ignored signals would be inherited: a grader
-/// started with `nohup`, from a non-interactive shell's `&` (SIGINT, SIGQUIT ignored) or by a
-/// `posix_spawn` that ignores glibc's internal signals would hand that on to every program.
-/// glibc refuses to touch its two internal signals (32 and 33); those errors are ignored.
-fn reset_signal_dispositions() {
-    for signal in 1..=64 {
+/// [`ignored_signals`], read once: the grader sets its own dispositions at start-up
+/// ([`super::prepare_grader_process`]) and does not change them afterwards.
+static IGNORED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+/// The signals the grader currently ignores, as a bit set (bit `n` for signal `n`). Read in the
+/// parent so that the child makes one system call per ignored signal (usually none besides
+/// SIGPIPE) instead of one per signal: the child's work between fork and exec is on the path
+/// of every run.
+fn ignored_signals() -> u64 {
+    let mut set = 0u64;
+    for signal in 1..=63 {
         if signal == libc::SIGKILL || signal == libc::SIGSTOP {
+            continue;
+        }
+        // SAFETY: querying (null new action) fills `old`, a valid zeroed structure.
+        let ignored = unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(signal, std::ptr::null(), &mut old) == 0
+                && old.sa_sigaction == libc::SIG_IGN
+        };
+        if ignored {
+            set |= 1 << signal;
+        }
+    }
+    set
+}
+
+/// Gives the signals in `ignored` their default disposition. `exec` already resets caught
+/// signals, and std resets the mask and `SIGPIPE`, but other ignored signals would be
+/// inherited: a grader started with `nohup`, from a non-interactive shell's `&` (SIGINT,
+/// SIGQUIT ignored) or by a `posix_spawn` that ignores glibc's internal signals would hand that
+/// on to every program. glibc refuses to touch its two internal signals (32 and 33); those
+/// errors are ignored.
+fn reset_signal_dispositions(ignored: u64) {
+    for signal in 1..=63 {
+        if ignored & (1 << signal) == 0 {
             continue;
         }
         // SAFETY: `sigaction` is async-signal-safe; the zeroed structure with `SIG_DFL` as
