@@ -345,25 +345,23 @@ pub fn search_witnesses(domain: &Domain) -> Witnesses {
         max_len: domain.max_len.min(EQUIVALENCE_BOUND),
         ..domain.clone()
     };
+    // One search per equivalence class, one after the other: `witnesses` uses every core
+    // itself. (All classes in one search is slower: the joint state of every member merges
+    // less.)
     let classes = audit::equivalence_classes();
-    let (found, eq_found) = std::thread::scope(|s| {
-        let eq = s.spawn(|| {
-            classes
-                .iter()
-                .enumerate()
-                .flat_map(|(k, class)| {
-                    let pairs: Vec<(usize, usize)> = (1..class.len()).map(|j| (0, j)).collect();
-                    search::witnesses(class, &pairs, &eq_domain)
-                        .into_iter()
-                        .zip(pairs.clone())
-                        .map(move |(w, (a, b))| (k, class[a], class[b], w))
-                        .collect::<Vec<_>>()
-                })
+    let eq_found: Vec<(usize, FaultSet, FaultSet, Witness)> = classes
+        .iter()
+        .enumerate()
+        .flat_map(|(k, class)| {
+            let pairs: Vec<(usize, usize)> = (1..class.len()).map(|j| (0, j)).collect();
+            search::witnesses(class, &pairs, &eq_domain)
+                .into_iter()
+                .zip(pairs.clone())
+                .map(move |(w, (a, b))| (k, class[a], class[b], w))
                 .collect::<Vec<_>>()
-        });
-        let found = search::witnesses(&sets, &pairs, domain);
-        (found, eq.join().unwrap_or_default())
-    });
+        })
+        .collect();
+    let found = search::witnesses(&sets, &pairs, domain);
     let mut vs_correct = Vec::new();
     let mut vs_each_other = Vec::new();
     for ((a, b), w) in pairs.into_iter().zip(found) {

@@ -92,11 +92,60 @@ type Frontier = (usize, u64, Vec<Leader>, Option<Vec<Vec<u8>>>);
 
 /// Finds, for every requested pair `(a, b)` of indexes into `sets`, the shortest trace in `domain`
 /// on which the two leaders' outputs differ.
+///
+/// The headers are shared out among the cores (header `i` to thread `i % threads`); each thread
+/// keeps, per pair, the first header in its share with the shortest witness, and the merge
+/// keeps the shortest over all, the earlier header on a tie. That is exactly what one thread
+/// going through the headers in order finds, so the result does not depend on the core count.
 pub fn witnesses(sets: &[FaultSet], pairs: &[(usize, usize)], domain: &Domain) -> Vec<Witness> {
-    let mut best: Vec<Option<Trace>> = vec![None; pairs.len()];
-    for config in &domain.configs {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .clamp(1, domain.configs.len().max(1));
+    let shares: Vec<Vec<Option<(usize, Trace)>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|k| {
+                scope.spawn(move || {
+                    let share = domain
+                        .configs
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| i % threads == k);
+                    witnesses_in(sets, pairs, domain, share)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    (0..pairs.len())
+        .map(|p| {
+            shares
+                .iter()
+                .filter_map(|share| share[p].as_ref())
+                .min_by_key(|(config, t)| (t.steps.len(), *config))
+                .map_or(
+                    Witness::NoneWithin {
+                        max_len: domain.max_len,
+                    },
+                    |(_, t)| Witness::Found(t.clone()),
+                )
+        })
+        .collect()
+}
+
+/// The search over some of the headers, in order: per pair, the header index and the witness.
+fn witnesses_in<'a>(
+    sets: &[FaultSet],
+    pairs: &[(usize, usize)],
+    domain: &Domain,
+    configs: impl Iterator<Item = (usize, &'a Config)>,
+) -> Vec<Option<(usize, Trace)>> {
+    let mut best: Vec<Option<(usize, Trace)>> = vec![None; pairs.len()];
+    for (index, config) in configs {
         let open: Vec<usize> = (0..pairs.len())
-            .filter(|&p| best[p].as_ref().is_none_or(|t| t.steps.len() > 1))
+            .filter(|&p| best[p].as_ref().is_none_or(|(_, t)| t.steps.len() > 1))
             .collect();
         if open.is_empty() {
             break;
@@ -104,21 +153,14 @@ pub fn witnesses(sets: &[FaultSet], pairs: &[(usize, usize)], domain: &Domain) -
         let bound = |p: usize| {
             best[p]
                 .as_ref()
-                .map_or(domain.max_len, |t| t.steps.len() - 1)
+                .map_or(domain.max_len, |(_, t)| t.steps.len() - 1)
         };
         let found = search_config(sets, pairs, &open, config, domain, bound);
         for (p, trace) in found {
-            best[p] = Some(trace);
+            best[p] = Some((index, trace));
         }
     }
-    best.into_iter()
-        .map(|b| match b {
-            Some(t) => Witness::Found(t),
-            None => Witness::NoneWithin {
-                max_len: domain.max_len,
-            },
-        })
-        .collect()
+    best
 }
 
 fn search_config(
