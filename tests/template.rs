@@ -91,6 +91,13 @@ fn rust_starter_untouched_fails_cleanly_then_passes_with_a_solution() {
     assert!(v.iter().all(|v| v != "pass"), "{v:?}");
     assert_eq!(doc["summary"]["passed"], 0);
     assert!(doc["build"]["ok"].as_bool().unwrap());
+    // Nothing printed: no mistake is suggested, the report says there is nothing to diagnose.
+    let d = &doc["diagnosis"];
+    assert_eq!(d["closest"].as_array().unwrap().len(), 0, "{d:#}");
+    assert!(
+        d["slips"][0].as_str().unwrap().contains("printed nothing"),
+        "{d:#}"
+    );
 
     std::fs::copy(
         root().join("tests/fixtures/solutions/rust/leader.rs"),

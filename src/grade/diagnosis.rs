@@ -43,6 +43,20 @@ pub fn diagnose(cases: &[Case], reports: &[CaseReport], obs: &[Observation]) -> 
     {
         slips.push("your program exits with a non-zero code on some cases: exit with 0 after printing its events.".to_string());
     }
+    // A program that printed nothing anywhere (an untouched starter) has no mistake to name yet.
+    if reports
+        .iter()
+        .all(|r| r.verdict == crate::report::Verdict::NoOutput)
+    {
+        slips.push("your program printed nothing on any case: nothing to diagnose yet. Implement the leader's methods (the starter's README says where) and grade again.".to_string());
+        return DiagnosisReport {
+            exact: false,
+            mistakes: Vec::new(),
+            alternatives: Vec::new(),
+            closest: Vec::new(),
+            slips,
+        };
+    }
     let d = reference_diagnose(&observed);
     let exact = !d.exact.is_empty();
     let mistakes = d

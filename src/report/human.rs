@@ -236,6 +236,14 @@ fn diagnosis(
     } else if d.exact {
         // Everything the program printed is explained by the correct leader; the failures are
         // formatting only (slips below).
+    } else if d.closest.is_empty() && !d.slips.is_empty() {
+        // Nothing to compare with the catalog: the slips say why.
+        for slip in &d.slips {
+            let mut chars = slip.chars();
+            let first = chars.next().map(|c| c.to_uppercase().collect::<String>());
+            let _ = writeln!(s, "{}{}", first.unwrap_or_default(), chars.as_str());
+        }
+        return;
     } else {
         let _ = writeln!(
             s,
