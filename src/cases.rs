@@ -253,14 +253,17 @@ fn disk_files(dir: &Path) -> Result<Vec<CaseFiles>, CaseError> {
         .collect()
 }
 
+/// A TOML error as a [`CaseError`] naming the file and the line of the error's span.
+pub fn toml_error(path: &Path, text: &str, e: &toml::de::Error) -> CaseError {
+    let line = e
+        .span()
+        .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+    err(path, line, e.message().trim().to_string())
+}
+
 /// Parses a case's metadata text; errors name the file and line.
 pub fn parse_meta(path: &Path, text: &str) -> Result<CaseMeta, CaseError> {
-    let meta: CaseMeta = toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-        err(path, line, e.message().trim().to_string())
-    })?;
+    let meta: CaseMeta = toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
     for id in &meta.targets {
         if Fault::from_id(id).is_none() {
             let line = text

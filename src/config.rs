@@ -69,12 +69,8 @@ pub fn load(path: &Path) -> Result<Loaded, CaseError> {
         message,
     };
     let text = std::fs::read_to_string(path).map_err(|e| err(None, format!("cannot read: {e}")))?;
-    let config: GraderConfig = toml::from_str(&text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-        err(line, e.message().trim().to_string())
-    })?;
+    let config: GraderConfig =
+        toml::from_str(&text).map_err(|e| crate::cases::toml_error(path, &text, &e))?;
     if config.run.is_empty() {
         return Err(err(
             None,
