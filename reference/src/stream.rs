@@ -147,6 +147,26 @@ pub fn run(
     })
 }
 
+/// [`run`] with its output to stdout (buffered): the reference leader as a program. A reader
+/// that closes the pipe early (`| head`) is not an error.
+pub fn run_to_stdout(
+    name: &str,
+    input: impl Read + Send,
+    faults: FaultSet,
+) -> Result<(), StreamError> {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let result = run(name, input, &mut out, faults);
+    match result {
+        Err(StreamError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => {
+            let _ = out.flush();
+            Err(e)
+        }
+        Ok(()) => Ok(()),
+    }
+}
+
 enum RunError {
     Invalid(usize, String),
     Io(io::Error),

@@ -29,6 +29,8 @@ use crate::runner::{self, Limits, Program, RunOutcome, Termination};
 pub struct Observation {
     /// Event lines, normalized, stray lines removed.
     pub events: Option<Vec<String>>,
+    /// The expected lines, normalized.
+    pub expected: Vec<String>,
 }
 
 /// `isr-grader test`.
@@ -343,6 +345,7 @@ pub fn judge(case: &Case, run: &RunOutcome) -> (CaseReport, Observation) {
         report,
         Observation {
             events: comparable.then_some(events),
+            expected,
         },
     )
 }
@@ -485,15 +488,6 @@ pub fn demo_cmd(args: DemoArgs) -> CmdResult {
 /// `isr-grader leader`: the reference leader as a program (with mistakes, if asked).
 pub fn leader_cmd(args: LeaderArgs) -> CmdResult {
     let faults = FaultSet::parse(&args.fault)?;
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    match isr_reference::stream::run("<stdin>", std::io::stdin(), &mut out, faults) {
-        Ok(()) => Ok(0),
-        Err(isr_reference::stream::StreamError::Io(e))
-            if e.kind() == std::io::ErrorKind::BrokenPipe =>
-        {
-            Ok(0)
-        }
-        Err(e) => Err(e.to_string().into()),
-    }
+    isr_reference::stream::run_to_stdout("<stdin>", std::io::stdin(), faults)?;
+    Ok(0)
 }

@@ -102,12 +102,6 @@ fn real_main() -> Result<(), String> {
         let _ = out.write_all(explain::explain(&trace, faults).as_bytes());
         return out.flush().map_err(|e| e.to_string());
     }
-    match stream::run(&name, input, &mut out, faults) {
-        Ok(()) => Ok(()),
-        Err(stream::StreamError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => {
-            let _ = out.flush();
-            Err(e.to_string())
-        }
-    }
+    drop(out);
+    stream::run_to_stdout(&name, input, faults).map_err(|e| e.to_string())
 }
