@@ -1,7 +1,7 @@
 //! From the reference's diagnosis to the report's words.
 
-use isr_reference::diagnose::{Observed, diagnose as reference_diagnose};
-use isr_reference::{Fault, FaultSet, output};
+use isr_reference::diagnose::{Observed, diagnose as reference_diagnose, reproduces};
+use isr_reference::{Fault, FaultSet};
 
 use super::Observation;
 use crate::cases::Case;
@@ -9,28 +9,15 @@ use crate::report::{CaseReport, Closest, DiagnosisReport, Mistake};
 
 /// Names the mistake behind the failures, if a known mistake set reproduces every case.
 pub fn diagnose(cases: &[Case], reports: &[CaseReport], obs: &[Observation]) -> DiagnosisReport {
-    let expected: Vec<Vec<String>> = cases
-        .iter()
-        .map(|c| {
-            c.expected
-                .as_deref()
-                .unwrap_or("")
-                .lines()
-                .map(|l| l.trim_end().to_string())
-                .filter(|l| !l.is_empty())
-                .collect()
-        })
-        .collect();
     // A case "fails" for the diagnosis when its events differ from the expected ones; failures
     // that are only stray lines or an exit code are slips, named separately.
     let observed: Vec<Observed<'_>> = cases
         .iter()
         .zip(obs)
-        .zip(&expected)
-        .map(|((c, o), e)| Observed {
+        .map(|(c, o)| Observed {
             trace: &c.trace,
             lines: o.events.as_deref(),
-            failing: o.events.as_ref() != Some(e),
+            failing: o.events.as_ref() != Some(&o.expected),
         })
         .collect();
     let mut slips = Vec::new();
@@ -62,7 +49,7 @@ pub fn diagnose(cases: &[Case], reports: &[CaseReport], obs: &[Observation]) -> 
     let mistakes = d
         .exact
         .first()
-        .map(|set| set.iter().map(|f| mistake(f, cases, &expected)).collect())
+        .map(|set| set.iter().map(|f| mistake(f, cases, obs)).collect())
         .unwrap_or_default();
     DiagnosisReport {
         exact,
@@ -85,18 +72,12 @@ fn ids(set: FaultSet) -> Vec<String> {
     set.ids().into_iter().map(str::to_string).collect()
 }
 
-fn mistake(f: Fault, cases: &[Case], expected: &[Vec<String>]) -> Mistake {
+fn mistake(f: Fault, cases: &[Case], obs: &[Observation]) -> Mistake {
     let info = f.info();
     let smallest = cases
         .iter()
-        .zip(expected)
-        .filter(|(c, e)| {
-            let got: Vec<String> = output(&c.trace, FaultSet::one(f))
-                .lines()
-                .map(str::to_string)
-                .collect();
-            &got != *e
-        })
+        .zip(obs)
+        .filter(|(c, o)| !reproduces(&c.trace, FaultSet::one(f), &o.expected))
         .min_by_key(|(c, _)| c.trace.steps.len())
         .map(|(c, _)| c.name.clone());
     Mistake {
