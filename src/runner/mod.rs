@@ -10,14 +10,16 @@
 //! 2. It is spawned in its own process group, in a fresh temporary folder (unless
 //!    [`Program::cwd`] is set), with a cleared environment (only [`Program::env`]) and with
 //!    `RLIMIT_AS`, `RLIMIT_FSIZE` and `RLIMIT_CORE=0` set between fork and exec.
-//! 3. Three threads move the bytes: one writes stdin (a closed stdin is not an error), one
-//!    reads stdout up to [`Limits::output_cap`], one reads stderr keeping only its tail.
-//! 4. The calling thread waits for the main process to exit, for at most [`Limits::timeout`];
-//!    past it the whole group gets `SIGTERM`, then `SIGKILL` after [`Limits::grace`].
-//! 5. Once the main process has exited (it is not reaped yet, so its process-group id cannot
-//!    be reused), the whole group is killed with `SIGKILL`: background children cannot keep
-//!    the pipes open or outlive the run.
-//! 6. The main process is reaped, then any orphaned member of its group that was re-parented
+//! 3. One `poll` loop on the calling thread moves the bytes and watches the clock: it writes
+//!    stdin (a closed stdin is not an error), reads stdout up to [`Limits::output_cap`] (past
+//!    it the group is killed) and stderr keeping only its tail, and waits for the main process
+//!    to exit (a pidfd) for at most [`Limits::timeout`]; past it the whole group gets
+//!    `SIGTERM`, then `SIGKILL` after [`Limits::grace`].
+//! 4. Once the main process has exited (it is not reaped yet, so its process-group id cannot
+//!    be reused), the whole group is killed with `SIGKILL`, and what is already in the pipes is
+//!    read: background children cannot keep the pipes open or outlive the run, and a process
+//!    that escaped the group is not waited for.
+//! 5. The main process is reaped, then any orphaned member of its group that was re-parented
 //!    to the grader (see [`prepare_grader_process`]).
 
 mod group;

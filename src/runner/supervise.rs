@@ -1,27 +1,24 @@
-//! One run from spawn to reaping: the timeout, the group kill, the pipe threads, the reaping.
+//! One run from spawn to reaping: the I/O loop (with the timeout and the output cap), the
+//! group kill, the reaping.
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::thread::{self, Scope, ScopedJoinHandle};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
-use rustix::pipe::{PipeFlags, pipe_with};
 use rustix::process::{Pid, PidfdFlags, Signal, WaitId, WaitIdOptions, WaitOptions};
 
-use super::pipes::{self, CappedBuffer, Flow, TailBuffer};
+use super::pipes;
+#[cfg(test)]
+use super::pipes::{CappedBuffer, TailBuffer};
 use super::{Limits, RunOutcome, SpawnError, Termination, group, spawn};
 
-/// Stack size of the pipe threads: their buffers are on the heap.
-const PIPE_THREAD_STACK: usize = 256 * 1024;
 /// How long to keep reaping killed group members re-parented to the grader.
 const REAP_TIMEOUT: Duration = Duration::from_secs(2);
-/// Least time given to the pipes to reach end of file once the group has been killed.
-const MIN_DRAIN: Duration = Duration::from_millis(250);
 
 /// Why the runner killed the program; the first reason recorded wins.
 struct KillReason(AtomicU8);
@@ -103,55 +100,6 @@ impl LeaderWatch {
     }
 }
 
-/// Starts a pipe thread. If the system refuses, records the error and kills the group so
-/// that the run ends at once (the closure, and the pipe it owns, are dropped).
-fn pipe_thread<'scope, T, F>(
-    scope: &'scope Scope<'scope, '_>,
-    name: &str,
-    pgid: Pid,
-    error: &mut Option<io::Error>,
-    body: F,
-) -> Option<ScopedJoinHandle<'scope, T>>
-where
-    T: Send + 'scope,
-    F: FnOnce() -> T + Send + 'scope,
-{
-    match thread::Builder::new()
-        .name(name.into())
-        .stack_size(PIPE_THREAD_STACK)
-        .spawn_scoped(scope, body)
-    {
-        Ok(handle) => Some(handle),
-        Err(err) => {
-            error.get_or_insert(err);
-            group::signal_group(pgid, Signal::KILL);
-            None
-        }
-    }
-}
-
-/// Waits for the main process to exit, enforcing the timeout (TERM, grace, KILL). Returns
-/// the time from `start` to its exit.
-fn wait_for_exit(
-    watch: &LeaderWatch,
-    pgid: Pid,
-    start: Instant,
-    limits: &Limits,
-    reason: &KillReason,
-) -> Duration {
-    if !watch.wait(start.checked_add(limits.timeout)) {
-        reason.set_first(KillReason::TIMEOUT);
-        group::signal_group(pgid, Signal::TERM);
-        if !watch.wait(Instant::now().checked_add(limits.grace)) {
-            group::signal_group(pgid, Signal::KILL);
-            // Also the main process itself, in case it moved to another group.
-            let _ = rustix::process::kill_process(pgid, Signal::KILL);
-            watch.wait(None);
-        }
-    }
-    start.elapsed()
-}
-
 /// Reaps the members of the (killed) group that were re-parented to the grader because it is
 /// a child subreaper. Call it only after the main process has been reaped.
 fn reap_orphans(pgid: Pid) {
@@ -172,6 +120,51 @@ fn reap_orphans(pgid: Pid) {
     }
 }
 
+impl pipes::Leader for LeaderWatch {
+    fn fd(&self) -> Option<BorrowedFd<'_>> {
+        match self {
+            LeaderWatch::PidFd(fd) => Some(fd.as_fd()),
+            LeaderWatch::Polling(_) => None,
+        }
+    }
+
+    fn exited(&self) -> bool {
+        self.wait(Some(Instant::now()))
+    }
+}
+
+/// The supervisor's answers to what the I/O loop sees.
+struct GroupControl<'a> {
+    pgid: Pid,
+    reason: &'a KillReason,
+}
+
+impl pipes::Control for GroupControl<'_> {
+    fn timeout(&mut self) {
+        self.reason.set_first(KillReason::TIMEOUT);
+        group::signal_group(self.pgid, Signal::TERM);
+    }
+
+    fn kill(&mut self) {
+        group::signal_group(self.pgid, Signal::KILL);
+        // Also the main process itself, in case it moved to another group.
+        let _ = rustix::process::kill_process(self.pgid, Signal::KILL);
+    }
+
+    fn output_limit(&mut self) {
+        self.reason.set_first(KillReason::OUTPUT);
+        group::signal_group(self.pgid, Signal::KILL);
+    }
+
+    fn exited(&mut self) {
+        // The main process has exited but is not reaped: the group id cannot be reused yet.
+        // Kill what is left of the group, so that background children neither outlive the run
+        // nor keep the pipes open.
+        group::signal_group(self.pgid, Signal::KILL);
+        group::unregister(self.pgid);
+    }
+}
+
 /// Spawns `command` and sees the run through. See the module documentation of `runner`.
 pub(super) fn supervise(
     command: &mut Command,
@@ -179,107 +172,27 @@ pub(super) fn supervise(
     stdin: &[u8],
     limits: &Limits,
 ) -> Result<RunOutcome, SpawnError> {
-    // Closing the write end wakes every pipe thread that is still waiting.
-    let (cancel_rx, cancel_tx) = pipe_with(PipeFlags::CLOEXEC).map_err(io::Error::from)?;
     let start = Instant::now();
     let (mut child, pgid) =
         group::spawn_registered(command).map_err(|err| spawn::classify(err, exe))?;
     let watch = LeaderWatch::new(pgid);
-    let stdin_pipe = child.stdin.take().map(OwnedFd::from);
-    let stdout_pipe = child.stdout.take().map(OwnedFd::from);
-    let stderr_pipe = child.stderr.take().map(OwnedFd::from);
     let reason = KillReason(AtomicU8::new(KillReason::NONE));
-    let mut thread_error = None;
-
-    let (stdin_complete, stdout, stderr, elapsed) = thread::scope(|scope| {
-        // Never sent on: the receiver sees `Disconnected` once every pipe thread has ended.
-        let (done_tx, done_rx) = mpsc::channel::<()>();
-        let cancel = cancel_rx.as_fd();
-        let reason = &reason;
-
-        let writer = stdin_pipe.and_then(|pipe| {
-            let done = done_tx.clone();
-            pipe_thread(scope, "isr-run-stdin", pgid, &mut thread_error, move || {
-                let _done = done;
-                pipes::write_all(pipe, stdin, cancel)
-            })
-        });
-        let out_reader = stdout_pipe.and_then(|pipe| {
-            let done = done_tx.clone();
-            pipe_thread(
-                scope,
-                "isr-run-stdout",
-                pgid,
-                &mut thread_error,
-                move || {
-                    let _done = done;
-                    let mut out = CappedBuffer::new(limits.output_cap);
-                    pipes::read_all(pipe, cancel, |chunk| {
-                        if out.push(chunk) {
-                            Flow::Continue
-                        } else {
-                            reason.set_first(KillReason::OUTPUT);
-                            group::signal_group(pgid, Signal::KILL);
-                            Flow::Stop
-                        }
-                    });
-                    out.data
-                },
-            )
-        });
-        let err_reader = stderr_pipe.and_then(|pipe| {
-            let done = done_tx.clone();
-            pipe_thread(
-                scope,
-                "isr-run-stderr",
-                pgid,
-                &mut thread_error,
-                move || {
-                    let _done = done;
-                    let mut err = TailBuffer::new(limits.stderr_tail);
-                    pipes::read_all(pipe, cancel, |chunk| {
-                        err.push(chunk);
-                        Flow::Continue
-                    });
-                    err
-                },
-            )
-        });
-        drop(done_tx);
-
-        let elapsed = wait_for_exit(&watch, pgid, start, limits, reason);
-        // The main process has exited but is not reaped: the group id cannot be reused yet.
-        // Kill what is left of the group, so that background children neither outlive the
-        // run nor keep the pipes open.
-        group::signal_group(pgid, Signal::KILL);
-        group::unregister(pgid);
-
-        // Let the pipe threads read to end of file, but not forever: a process that left the
-        // group may still hold a pipe.
-        let drain_until = Instant::now() + limits.grace.max(MIN_DRAIN);
-        loop {
-            let left = drain_until.saturating_duration_since(Instant::now());
-            match done_rx.recv_timeout(left) {
-                Ok(()) => {}
-                Err(RecvTimeoutError::Disconnected | RecvTimeoutError::Timeout) => break,
-            }
-        }
-        drop(cancel_tx);
-
-        let stdin_complete = writer.is_some_and(|h| h.join().unwrap_or(false));
-        let stdout = out_reader.map_or_else(Vec::new, |h| h.join().unwrap_or_default());
-        let stderr = err_reader.map_or_else(
-            || TailBuffer::new(0),
-            |h| h.join().unwrap_or_else(|_| TailBuffer::new(0)),
-        );
-        (stdin_complete || stdin.is_empty(), stdout, stderr, elapsed)
-    });
-
+    let gathered = pipes::drive(
+        child.stdin.take().map(OwnedFd::from),
+        child.stdout.take().map(OwnedFd::from),
+        child.stderr.take().map(OwnedFd::from),
+        stdin,
+        &watch,
+        &mut GroupControl {
+            pgid,
+            reason: &reason,
+        },
+        start,
+        (limits.timeout, limits.grace),
+        (limits.output_cap, limits.stderr_tail),
+    );
     let status = child.wait();
     reap_orphans(pgid);
-    if let Some(err) = thread_error {
-        return Err(SpawnError::Other(err));
-    }
     let status = status.map_err(|err| {
         SpawnError::Other(io::Error::new(
             err.kind(),
@@ -293,11 +206,11 @@ pub(super) fn supervise(
     };
     Ok(RunOutcome {
         termination,
-        stdout,
-        stderr_bytes: stderr.total,
-        stderr_tail: stderr.into_tail(),
-        stdin_complete,
-        elapsed,
+        stdout: gathered.stdout.data,
+        stderr_bytes: gathered.stderr.total,
+        stderr_tail: gathered.stderr.into_tail(),
+        stdin_complete: gathered.stdin_complete,
+        elapsed: gathered.elapsed,
     })
 }
 
