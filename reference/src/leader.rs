@@ -132,9 +132,11 @@ impl Leader {
         }
     }
 
-    #[inline]
-    fn has(&self, f: Fault) -> bool {
-        self.faults.has(f)
+    /// Whether mistake `f` is switched on. `F` is false for the correct leader, so that its
+    /// machine is compiled without any of the mistakes' branches (the hot path).
+    #[inline(always)]
+    fn on<const F: bool>(&self, f: Fault) -> bool {
+        F && self.faults.has(f)
     }
 
     #[inline]
@@ -165,20 +167,29 @@ impl Leader {
     /// Runs one command and appends its output lines (LF-terminated) to `out`.
     #[inline]
     pub fn step(&mut self, step: &Step, out: &mut Vec<u8>) {
-        self.run(step, out, None);
+        if self.faults.is_empty() {
+            self.run::<false>(step, out, None);
+        } else {
+            self.run::<true>(step, out, None);
+        }
     }
 
     /// Like [`Leader::step`], and also appends to `notes` the decisions taken and the numbers
     /// behind them, one sentence per note, in the lesson's terms.
     pub fn step_explained(&mut self, step: &Step, out: &mut Vec<u8>, notes: &mut Notes) {
-        self.run(step, out, Some(notes));
+        self.run::<true>(step, out, Some(notes));
     }
 
-    fn run(&mut self, step: &Step, out: &mut Vec<u8>, mut notes: Option<&mut Notes>) {
+    fn run<const F: bool>(
+        &mut self,
+        step: &Step,
+        out: &mut Vec<u8>,
+        mut notes: Option<&mut Notes>,
+    ) {
         let t = step.t;
         let is_status = matches!(step.cmd, Command::Status);
-        if !is_status && self.has(Fault::ShrinkOnEveryCommand) {
-            self.shrink(t, &mut notes);
+        if !is_status && self.on::<F>(Fault::ShrinkOnEveryCommand) {
+            self.shrink::<F>(t, &mut notes);
         }
         let mut recompute_hw = true;
         match step.cmd {
@@ -186,36 +197,36 @@ impl Leader {
                 let before = self.leo();
                 self.followers[0].leo = self.leo().saturating_add(n);
                 note!(notes, "leader LEO {before} -> {}", self.leo());
-                if self.has(Fault::HwNotOnAppend) {
+                if self.on::<F>(Fault::HwNotOnAppend) {
                     recompute_hw = false;
                 }
             }
             Command::Produce(n) => {
-                self.produce(t, n, out, &mut notes);
-                if self.has(Fault::HwNotOnAppend) {
+                self.produce::<F>(t, n, out, &mut notes);
+                if self.on::<F>(Fault::HwNotOnAppend) {
                     recompute_hw = false;
                 }
             }
-            Command::Fetch { follower, offset } => self.fetch(t, follower, offset, &mut notes),
+            Command::Fetch { follower, offset } => self.fetch::<F>(t, follower, offset, &mut notes),
             Command::Status => {
-                self.shrink(t, &mut notes);
-                if self.has(Fault::HwNotOnShrink) {
+                self.shrink::<F>(t, &mut notes);
+                if self.on::<F>(Fault::HwNotOnShrink) {
                     recompute_hw = false;
                 }
             }
         }
         if recompute_hw {
-            self.update_hw(&mut notes);
+            self.update_hw::<F>(&mut notes);
         } else {
             note!(notes, "HW not recomputed, stays {}", self.hw);
         }
-        self.answer_waiting(t, out, &mut notes);
+        self.answer_waiting::<F>(t, out, &mut notes);
         if is_status {
-            self.print_status(t, out, &mut notes);
+            self.print_status::<F>(t, out, &mut notes);
         }
     }
 
-    fn fetch(&mut self, t: u64, id: u64, o: u64, notes: &mut Option<&mut Notes>) {
+    fn fetch<const F: bool>(&mut self, t: u64, id: u64, o: u64, notes: &mut Option<&mut Notes>) {
         let Some(i) = self.index(id).filter(|&i| i > 0) else {
             note!(notes, "{id} is not a follower: ignored");
             return;
@@ -229,18 +240,18 @@ impl Leader {
                 notes,
                 "{o} >= leader LEO {l}: caught up now, lastCaughtUp({id}) = {lcu}"
             );
-        } else if self.has(Fault::CaughtUpEqualityOnly) {
+        } else if self.on::<F>(Fault::CaughtUpEqualityOnly) {
             note!(
                 notes,
                 "{o} < leader LEO {l}: not caught up (only equality counts), lastCaughtUp({id}) stays {lcu}"
             );
         } else {
             let prev = f.last_fetch_leader_leo;
-            let strict = self.has(Fault::CaughtUpStrictPrevious);
+            let strict = self.on::<F>(Fault::CaughtUpStrictPrevious);
             let covers = if strict { o > prev } else { o >= prev };
             let op = if strict { ">" } else { ">=" };
             if covers {
-                let credit = if self.has(Fault::CaughtUpUsesFetchNow) {
+                let credit = if self.on::<F>(Fault::CaughtUpUsesFetchNow) {
                     t
                 } else {
                     f.last_fetch_time
@@ -258,7 +269,7 @@ impl Leader {
                 );
             }
         }
-        let recorded_leo = if self.has(Fault::CaughtUpStaleLeaderLeo) {
+        let recorded_leo = if self.on::<F>(Fault::CaughtUpStaleLeaderLeo) {
             f.last_fetch_leader_leo
         } else {
             l
@@ -275,13 +286,13 @@ impl Leader {
         );
         if !self.in_isr[i] {
             let hw = self.hw;
-            let (joins, why) = if self.has(Fault::RejoinNever) {
+            let (joins, why) = if self.on::<F>(Fault::RejoinNever) {
                 (false, "removed followers never rejoin".to_string())
-            } else if self.has(Fault::RejoinEarly) {
+            } else if self.on::<F>(Fault::RejoinEarly) {
                 (true, "any fetch rejoins".to_string())
-            } else if self.has(Fault::RejoinNeedsLeaderLeo) {
+            } else if self.on::<F>(Fault::RejoinNeedsLeaderLeo) {
                 (o >= l, format!("{o} vs leader LEO {l}"))
-            } else if self.has(Fault::RejoinAboveHwStrict) {
+            } else if self.on::<F>(Fault::RejoinAboveHwStrict) {
                 (o > hw, format!("{o} > HW {hw}?"))
             } else {
                 (o >= hw, format!("{o} >= HW {hw}?"))
@@ -295,9 +306,9 @@ impl Leader {
         }
     }
 
-    fn shrink(&mut self, t: u64, notes: &mut Option<&mut Notes>) {
-        let inclusive = self.has(Fault::ShrinkInclusive);
-        let by_fetch = self.has(Fault::ShrinkByFetchTime);
+    fn shrink<const F: bool>(&mut self, t: u64, notes: &mut Option<&mut Notes>) {
+        let inclusive = self.on::<F>(Fault::ShrinkInclusive);
+        let by_fetch = self.on::<F>(Fault::ShrinkByFetchTime);
         let op = if inclusive { ">=" } else { ">" };
         let lag_max = self.lag_max;
         let mut removed = Vec::new();
@@ -307,7 +318,7 @@ impl Leader {
             }
             let id = self.replicas[i];
             let since = if i == 0 {
-                if !self.has(Fault::ShrinkRemovesLeader) {
+                if !self.on::<F>(Fault::ShrinkRemovesLeader) {
                     continue;
                 }
                 0
@@ -369,14 +380,14 @@ impl Leader {
             .min()
     }
 
-    fn update_hw(&mut self, notes: &mut Option<&mut Notes>) {
-        let all = self.has(Fault::HwAllReplicas);
+    fn update_hw<const F: bool>(&mut self, notes: &mut Option<&mut Notes>) {
+        let all = self.on::<F>(Fault::HwAllReplicas);
         let Some(m) = self.min_leo(all) else {
             note!(notes, "the ISR is empty: HW stays {}", self.hw);
             return;
         };
         let before = self.hw;
-        self.hw = if self.has(Fault::HwCanDecrease) {
+        self.hw = if self.on::<F>(Fault::HwCanDecrease) {
             m
         } else {
             before.max(m)
@@ -397,20 +408,26 @@ impl Leader {
         }
     }
 
-    fn produce(&mut self, t: u64, n: u64, out: &mut Vec<u8>, notes: &mut Option<&mut Notes>) {
-        let (size, what) = if self.has(Fault::MinIsrIgnored) {
+    fn produce<const F: bool>(
+        &mut self,
+        t: u64,
+        n: u64,
+        out: &mut Vec<u8>,
+        notes: &mut Option<&mut Notes>,
+    ) {
+        let (size, what) = if self.on::<F>(Fault::MinIsrIgnored) {
             (self.replicas.len() as u64, "replica count")
         } else {
             (self.isr_size(), "ISR size")
         };
-        let refuse = if self.has(Fault::MinIsrOffByOne) {
+        let refuse = if self.on::<F>(Fault::MinIsrOffByOne) {
             size <= self.min_isr
         } else {
             size < self.min_isr
         };
         if refuse {
             push_line(out, t, b" NOT_ENOUGH_REPLICAS");
-            if self.has(Fault::RefusedStillAppends) {
+            if self.on::<F>(Fault::RefusedStillAppends) {
                 self.followers[0].leo = self.leo().saturating_add(n);
                 note!(
                     notes,
@@ -440,19 +457,24 @@ impl Leader {
         );
     }
 
-    fn answer_waiting(&mut self, t: u64, out: &mut Vec<u8>, notes: &mut Option<&mut Notes>) {
+    fn answer_waiting<const F: bool>(
+        &mut self,
+        t: u64,
+        out: &mut Vec<u8>,
+        notes: &mut Option<&mut Notes>,
+    ) {
         if self.waiting.is_empty() {
             return;
         }
-        let bound = if self.has(Fault::AckAllReplicas) {
+        let bound = if self.on::<F>(Fault::AckAllReplicas) {
             self.min_leo(true).unwrap_or(0)
         } else {
             self.hw
         };
         while let Some(&(base, end)) = self.waiting.front() {
-            let ok = if self.has(Fault::AckImmediate) {
+            let ok = if self.on::<F>(Fault::AckImmediate) {
                 true
-            } else if self.has(Fault::AckFirstRecord) {
+            } else if self.on::<F>(Fault::AckFirstRecord) {
                 bound > base
             } else {
                 end <= bound
@@ -481,21 +503,26 @@ impl Leader {
         }
     }
 
-    fn print_status(&self, t: u64, out: &mut Vec<u8>, notes: &mut Option<&mut Notes>) {
+    fn print_status<const F: bool>(
+        &self,
+        t: u64,
+        out: &mut Vec<u8>,
+        notes: &mut Option<&mut Notes>,
+    ) {
         let mut ids: Vec<u64> = Vec::new();
-        let sorted = self.has(Fault::IsrOrderSorted);
+        let sorted = self.on::<F>(Fault::IsrOrderSorted);
         if sorted {
             ids = self.isr();
             ids.sort_unstable();
         }
         let members: &[u64] = if sorted { &ids } else { &self.replicas };
         let isr_size = self.isr_size();
-        let (size, what) = if self.has(Fault::WritesCountsReplicas) {
+        let (size, what) = if self.on::<F>(Fault::WritesCountsReplicas) {
             (self.replicas.len() as u64, "replica count")
         } else {
             (isr_size, "ISR size")
         };
-        let ok = if self.has(Fault::WritesOffByOne) {
+        let ok = if self.on::<F>(Fault::WritesOffByOne) {
             size > self.min_isr
         } else {
             size >= self.min_isr
