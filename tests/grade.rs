@@ -9,6 +9,8 @@ use assert_cmd::Command;
 use isr_reference::{CATALOG, Fault, FaultSet};
 use serde_json::Value;
 
+mod common;
+
 fn grader() -> Command {
     let mut c = Command::cargo_bin("isr-grader").unwrap();
     c.env("NO_COLOR", "1").env_remove("CLICOLOR_FORCE");
@@ -56,13 +58,7 @@ fn json_run(extra: &[&str], program: &[String]) -> (Output, Value) {
         .args(program)
         .output()
         .unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let doc = common::json_report(&out);
     (out, doc)
 }
 

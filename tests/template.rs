@@ -8,6 +8,8 @@ use std::process::Command as Proc;
 use assert_cmd::Command;
 use serde_json::Value;
 
+mod common;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -40,13 +42,7 @@ fn grade(dir: &Path) -> (i32, Value) {
         .env("NO_COLOR", "1")
         .output()
         .unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let doc = common::json_report(&out);
     (out.status.code().unwrap_or(-1), doc)
 }
 
