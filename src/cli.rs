@@ -64,6 +64,28 @@ pub enum Format {
     Json,
 }
 
+/// `--sandbox`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SandboxMode {
+    /// Every protection must be in force, or nothing runs (exit 2).
+    Require,
+    /// Every protection the machine allows; the report says which are missing.
+    #[default]
+    BestEffort,
+    /// No sandbox.
+    Off,
+}
+
+impl From<SandboxMode> for crate::runner::sandbox::Mode {
+    fn from(mode: SandboxMode) -> Self {
+        match mode {
+            SandboxMode::Require => Self::Require,
+            SandboxMode::BestEffort => Self::BestEffort,
+            SandboxMode::Off => Self::Off,
+        }
+    }
+}
+
 /// `isr-grader test`.
 #[derive(Debug, Args, Default)]
 pub struct TestArgs {
@@ -103,6 +125,11 @@ pub struct TestArgs {
     /// Also write a Gradescope results.json to FILE.
     #[arg(long, value_name = "FILE")]
     pub gradescope: Option<PathBuf>,
+    /// How strictly the program is sandboxed: `require` refuses to grade when a protection is
+    /// missing (use it to grade a class), `best-effort` uses what the machine allows and says
+    /// what is missing, `off` runs the program with process groups and limits only.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub sandbox: Option<SandboxMode>,
     /// Show every failing case in full, not only the first three.
     #[arg(long, short = 'v')]
     pub verbose: bool,

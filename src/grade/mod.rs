@@ -106,6 +106,8 @@ fn test_inner(args: TestArgs) -> CmdResult {
         }
     }
     clock.lap("load cases");
+    let sandbox = std::sync::Arc::new(runner::sandbox::prepare(&sandbox_policy(&args, &sources))?);
+    let sandbox_status = sandbox.status.to_string();
     let case_sources: Vec<String> = sources
         .iter()
         .map(|s| match s {
@@ -130,6 +132,7 @@ fn test_inner(args: TestArgs) -> CmdResult {
             let report = Report {
                 program: shown_program,
                 case_sources,
+                sandbox: sandbox_status,
                 build,
                 cases: Vec::new(),
                 diagnosis: None,
@@ -143,6 +146,7 @@ fn test_inner(args: TestArgs) -> CmdResult {
     // Run.
     let limits = limits(&args, config.as_ref().map(|c| &c.config));
     let mut program = Program::new(argv.iter().map(OsString::from));
+    program.sandbox = Some(sandbox.clone());
     for var in ["HOME", "LANG", "LC_ALL", "TMPDIR"] {
         if let Some(v) = std::env::var_os(var) {
             program.env.push((var.into(), v));
@@ -176,6 +180,7 @@ fn test_inner(args: TestArgs) -> CmdResult {
     let report = Report {
         program: shown_program,
         case_sources,
+        sandbox: sandbox_status,
         build,
         cases: reports,
         diagnosis: Some(diagnosis),
@@ -234,6 +239,24 @@ fn resolve_args(argv: &[String], base: &Path) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// The sandbox policy: instructor-side settings only (flags), never the submission's files.
+fn sandbox_policy(args: &TestArgs, sources: &[CaseSource]) -> runner::sandbox::Policy {
+    let mut hidden: Vec<PathBuf> = sources
+        .iter()
+        .filter_map(|s| match s {
+            CaseSource::Dir(d) => Some(d.clone()),
+            CaseSource::BuiltinPublic => None,
+        })
+        .collect();
+    hidden.extend(args.junit.iter().cloned());
+    hidden.extend(args.gradescope.iter().cloned());
+    runner::sandbox::Policy {
+        mode: args.sandbox.unwrap_or_default().into(),
+        hidden,
+        ..Default::default()
+    }
 }
 
 fn limits(args: &TestArgs, config: Option<&crate::config::GraderConfig>) -> Limits {

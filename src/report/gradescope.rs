@@ -62,6 +62,7 @@ pub fn render(report: &Report) -> Value {
         "output": output,
         "visibility": "visible",
         "stdout_visibility": "hidden",
+        "extra_data": {"sandbox": report.sandbox},
         "tests": tests,
     })
 }

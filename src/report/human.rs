@@ -45,6 +45,11 @@ pub fn render(report: &Report, opts: Options) -> String {
         if report.cases.len() == 1 { "" } else { "s" },
         report.case_sources.join(", ")
     );
+    let _ = writeln!(
+        s,
+        "{}",
+        styled(DIM, &format!("sandbox: {}", report.sandbox))
+    );
     if let Some(b) = &report.build {
         if !b.ok {
             let _ = writeln!(s, "\n{} `{}`", styled(FAIL, "BUILD FAILED:"), b.command);

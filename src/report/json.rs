@@ -42,6 +42,7 @@ pub fn render(report: &Report) -> Value {
         "schema_version": 1,
         "program": report.program,
         "case_sources": report.case_sources,
+        "sandbox": report.sandbox,
         "build": report.build,
         "summary": {
             "cases": report.cases.len(),

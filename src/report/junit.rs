@@ -46,6 +46,10 @@ pub fn render(report: &Report) -> Result<String, quick_junit::SerializeError> {
         s.set_description(b.output_tail.clone());
         suite.add_test_case(TestCase::new("build", s));
     }
+    suite.add_property(quick_junit::Property::new(
+        "sandbox",
+        report.sandbox.clone(),
+    ));
     let mut r = JReport::new("isr-grader");
     r.add_test_suite(suite);
     r.to_string()

@@ -196,6 +196,9 @@ pub struct Report {
     pub program: String,
     /// Where the cases came from.
     pub case_sources: Vec<String>,
+    /// The protections in force while the program ran, in words (`pid+net+mount namespaces,
+    /// landlock v7, uid 65534`, or `none (...)`).
+    pub sandbox: String,
     /// The build step, if one ran.
     pub build: Option<BuildReport>,
     /// Every case, in corpus order.

@@ -25,6 +25,7 @@
 mod group;
 mod parallel;
 mod pipes;
+pub mod sandbox;
 mod signals;
 mod spawn;
 mod supervise;
@@ -54,6 +55,8 @@ pub struct Program {
     /// The folder to run in. `None` (the default) runs each case in a fresh, empty temporary
     /// folder that is deleted when [`run`] returns.
     pub cwd: Option<PathBuf>,
+    /// The sandbox to run in (`None`: process group and limits only).
+    pub sandbox: Option<std::sync::Arc<sandbox::Sandbox>>,
 }
 
 impl Program {
@@ -70,6 +73,7 @@ impl Program {
             argv: argv.into_iter().map(Into::into).collect(),
             env: vec![("PATH".into(), path)],
             cwd: None,
+            sandbox: None,
         }
     }
 }
