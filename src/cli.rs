@@ -33,6 +33,23 @@ pub enum Command {
     /// (stdin in, stdout out). Used by `demo` and by the tests.
     #[command(hide = true)]
     Leader(LeaderArgs),
+    /// The sandbox helper: set up the sandbox, then run the program (used by the runner).
+    #[command(name = "__sandbox", hide = true)]
+    Sandbox(SandboxHelperArgs),
+}
+
+/// `isr-grader __sandbox`.
+#[derive(Debug, Args)]
+pub struct SandboxHelperArgs {
+    /// The descriptor to read the helper's plan from (JSON, written by the runner).
+    #[arg(long)]
+    pub plan_fd: i32,
+    /// The descriptor to report setup errors on.
+    #[arg(long)]
+    pub status_fd: i32,
+    /// Try every layer, report which work, run nothing.
+    #[arg(long)]
+    pub probe: bool,
 }
 
 /// `isr-grader demo`.

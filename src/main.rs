@@ -15,6 +15,9 @@ fn main() -> ExitCode {
         Command::Audit(args) => isr_grader::corpus::audit_cmd(args),
         Command::Demo(args) => isr_grader::grade::demo_cmd(args),
         Command::Leader(args) => isr_grader::grade::leader_cmd(args),
+        Command::Sandbox(args) => {
+            isr_grader::runner::sandbox::helper_main(args.plan_fd, args.status_fd, args.probe)
+        }
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),

@@ -106,8 +106,9 @@ fn test_inner(args: TestArgs) -> CmdResult {
         }
     }
     clock.lap("load cases");
-    let sandbox = std::sync::Arc::new(runner::sandbox::prepare(&sandbox_policy(&args, &sources))?);
-    let sandbox_status = sandbox.status.to_string();
+    let policy = sandbox_policy(&args, &sources);
+    let grader_exe = std::env::current_exe()?;
+    let mut sandbox = runner::sandbox::prepare(&policy, &grader_exe)?;
     let case_sources: Vec<String> = sources
         .iter()
         .map(|s| match s {
@@ -125,14 +126,25 @@ fn test_inner(args: TestArgs) -> CmdResult {
         if args.format == Format::Human {
             eprintln!("building: {cmd}");
         }
-        let b = run_build(cmd, &absolute(&cwd, &c.dir))?;
+        let dir = absolute(&cwd, &c.dir);
+        // The build is submission code too: the same hidden paths, writes only to its own
+        // folder, and (a root grader) uid 0 without capabilities, since toolchains often live
+        // in root's home.
+        let build_policy = runner::sandbox::Policy {
+            read_only: vec!["/".into()],
+            read_write: vec![dir.clone()],
+            run_as: Some((0, 0)),
+            ..policy.clone()
+        };
+        let build_sandbox = runner::sandbox::prepare(&build_policy, &grader_exe)?;
+        let b = run_build(cmd, &dir, build_sandbox)?;
         let ok = b.ok;
         build = Some(b);
         if !ok {
             let report = Report {
                 program: shown_program,
                 case_sources,
-                sandbox: sandbox_status,
+                sandbox: sandbox.status.to_string(),
                 build,
                 cases: Vec::new(),
                 diagnosis: None,
@@ -146,7 +158,11 @@ fn test_inner(args: TestArgs) -> CmdResult {
     // Run.
     let limits = limits(&args, config.as_ref().map(|c| &c.config));
     let mut program = Program::new(argv.iter().map(OsString::from));
-    program.sandbox = Some(sandbox.clone());
+    program.sandbox = Some(std::sync::Arc::new(sandbox.clone()));
+    let exe =
+        runner::resolve(&program).map_err(|e| format!("cannot start the program to grade: {e}"))?;
+    sandbox.admit(&exe, &program.argv)?;
+    program.sandbox = Some(std::sync::Arc::new(sandbox.clone()));
     for var in ["HOME", "LANG", "LC_ALL", "TMPDIR"] {
         if let Some(v) = std::env::var_os(var) {
             program.env.push((var.into(), v));
@@ -180,7 +196,7 @@ fn test_inner(args: TestArgs) -> CmdResult {
     let report = Report {
         program: shown_program,
         case_sources,
-        sandbox: sandbox_status,
+        sandbox: sandbox.status.to_string(),
         build,
         cases: reports,
         diagnosis: Some(diagnosis),
@@ -277,10 +293,15 @@ fn limits(args: &TestArgs, config: Option<&crate::config::GraderConfig>) -> Limi
     l
 }
 
-fn run_build(cmd: &str, dir: &Path) -> Result<BuildReport, Box<dyn std::error::Error>> {
+fn run_build(
+    cmd: &str,
+    dir: &Path,
+    sandbox: runner::sandbox::Sandbox,
+) -> Result<BuildReport, Box<dyn std::error::Error>> {
     let mut program = Program::new(["sh", "-c", cmd]);
     program.env = std::env::vars_os().collect();
     program.cwd = Some(dir.to_path_buf());
+    program.sandbox = Some(std::sync::Arc::new(sandbox));
     let limits = Limits {
         timeout: Duration::from_secs(900),
         memory_bytes: None,

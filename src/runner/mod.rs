@@ -40,6 +40,7 @@ use std::time::Duration;
 pub use group::{kill_live_groups, live_groups, prepare_grader_process};
 pub use parallel::run_parallel;
 pub use signals::signal_name;
+pub use spawn::resolve;
 
 /// A program to run: what to execute, with which environment, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,6 +195,9 @@ pub enum SpawnError {
     /// The file exists but cannot be executed (no execute permission, a directory, or the
     /// kernel refused to execute it).
     NotExecutable(PathBuf),
+    /// The sandbox could not be set up for the program, or the program could not be executed
+    /// inside it.
+    Sandbox(String),
     /// Anything else: empty command line, missing working folder, no temporary folder, the
     /// system refused to create a process or thread, ...
     Other(std::io::Error),
@@ -206,6 +210,7 @@ impl fmt::Display for SpawnError {
             SpawnError::NotExecutable(path) => {
                 write!(f, "program is not executable: {}", path.display())
             }
+            SpawnError::Sandbox(why) => write!(f, "sandbox: {why}"),
             SpawnError::Other(err) => write!(f, "cannot run program: {err}"),
         }
     }
@@ -250,6 +255,25 @@ pub fn run(program: &Program, stdin: &[u8], limits: &Limits) -> Result<RunOutcom
             (temp.path().to_path_buf(), Some(temp))
         }
     };
-    let mut command = spawn::command(program, &exe, &workdir, limits);
-    supervise::supervise(&mut command, &exe, stdin, limits)
+    let Some(sandbox) = program.sandbox.as_deref().filter(|s| s.active()) else {
+        let mut command = spawn::command(program, &exe, &workdir, limits);
+        return supervise::supervise(&mut command, &exe, stdin, limits);
+    };
+    let channels = sandbox::Channels::new()?;
+    let mut command = spawn::sandboxed_command(
+        sandbox,
+        program,
+        &exe,
+        &workdir,
+        program.cwd.is_none(),
+        limits,
+        &channels,
+    );
+    let outcome = supervise::supervise(&mut command, &exe, stdin, limits);
+    drop(command);
+    let status = channels.finish();
+    if let Some(error) = status.lines().find_map(|l| l.strip_prefix("error: ")) {
+        return Err(SpawnError::Sandbox(error.to_string()));
+    }
+    outcome
 }

@@ -18,7 +18,12 @@ pub(super) const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// Finds the file `program.argv[0]` names, so that "not found" and "not executable" are told
 /// apart before anything is spawned. Returns an absolute path (or one relative to the grader's
 /// current directory if that cannot be read).
-pub(super) fn resolve(program: &Program) -> Result<PathBuf, SpawnError> {
+///
+/// When the program's sandbox runs it as another user, a bare name is looked up among the
+/// files that user can execute (Debian's `/usr/bin/python3` rather than a pyenv shim in
+/// root's home).
+pub fn resolve(program: &Program) -> Result<PathBuf, SpawnError> {
+    let run_as = program.sandbox.as_deref().and_then(|s| s.run_as());
     let Some(name) = program.argv.first().filter(|name| !name.is_empty()) else {
         return Err(SpawnError::Other(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -55,6 +60,13 @@ pub(super) fn resolve(program: &Program) -> Result<PathBuf, SpawnError> {
     {
         let candidate = Path::new(OsStr::from_bytes(dir)).join(name);
         match check_executable(&candidate) {
+            Check::Executable
+                if run_as.is_some_and(|(uid, gid)| {
+                    !super::sandbox::reachable_by(&candidate, uid, gid, true)
+                }) =>
+            {
+                not_executable.get_or_insert(candidate);
+            }
             Check::Executable => return Ok(candidate),
             Check::NotExecutable => {
                 not_executable.get_or_insert(candidate);
@@ -89,6 +101,8 @@ fn check_executable(path: &Path) -> Check {
 #[derive(Clone, Copy)]
 struct RlimitPlan {
     memory: Option<u64>,
+    /// A descriptor to keep open across exec (the sandbox helper's status pipe).
+    keep_fds: [i32; 2],
     file_size: Option<u64>,
     /// Signals the grader has ignored (SIG_IGN), as a bit set: the child resets just these.
     ignored: u64,
@@ -98,6 +112,7 @@ impl RlimitPlan {
     fn new(limits: &Limits) -> Self {
         RlimitPlan {
             memory: limits.memory_bytes.map(|v| cap_to_hard(Resource::As, v)),
+            keep_fds: [-1; 2],
             file_size: limits.file_size.map(|v| cap_to_hard(Resource::Fsize, v)),
             ignored: *IGNORED.get_or_init(ignored_signals),
         }
@@ -112,6 +127,12 @@ impl RlimitPlan {
             set_both(Resource::Fsize, v)?;
         }
         set_both(Resource::Core, 0)?;
+        for fd in self.keep_fds.into_iter().filter(|&fd| fd >= 0) {
+            // SAFETY: fcntl is async-signal-safe; clearing FD_CLOEXEC on an open descriptor.
+            unsafe {
+                libc::fcntl(fd, libc::F_SETFD, 0);
+            }
+        }
         reset_signal_dispositions(self.ignored);
         // If the grader dies (even by SIGKILL), its main child goes with it. Only the main
         // child: the rest of the group is the interrupt handler's job. The signal is sent when
@@ -192,9 +213,38 @@ fn set_both(resource: Resource, value: u64) -> io::Result<()> {
 /// Builds the command: own process group, cleared environment, piped stdio, rlimits.
 pub(super) fn command(program: &Program, exe: &Path, workdir: &Path, limits: &Limits) -> Command {
     let mut command = Command::new(exe);
+    command.arg0(&program.argv[0]).args(&program.argv[1..]);
+    finish(command, program, workdir, RlimitPlan::new(limits))
+}
+
+/// Builds the command that starts the sandbox helper for `program`: the same process group,
+/// environment, stdio and rlimits, except that the memory limit is the helper's to set (on
+/// the program alone) and the helper's channels stay open across exec.
+pub(super) fn sandboxed_command(
+    sandbox: &super::sandbox::Sandbox,
+    program: &Program,
+    exe: &Path,
+    workdir: &Path,
+    private_workdir: bool,
+    limits: &Limits,
+    channels: &super::sandbox::Channels,
+) -> Command {
+    let mut plan = RlimitPlan::new(limits);
+    let memory = plan.memory.take();
+    plan.keep_fds = channels.keep();
+    let command = sandbox.helper_command(
+        exe,
+        &program.argv,
+        workdir,
+        private_workdir,
+        memory,
+        channels,
+    );
+    finish(command, program, workdir, plan)
+}
+
+fn finish(mut command: Command, program: &Program, workdir: &Path, plan: RlimitPlan) -> Command {
     command
-        .arg0(&program.argv[0])
-        .args(&program.argv[1..])
         .env_clear()
         .envs(program.env.iter().map(|(k, v)| (k, v)))
         .current_dir(workdir)
@@ -202,9 +252,8 @@ pub(super) fn command(program: &Program, exe: &Path, workdir: &Path, limits: &Li
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    let plan = RlimitPlan::new(limits);
     let parent = rustix::process::getpid();
-    // SAFETY: the closure only makes system calls (prlimit64, sigaction, prctl, getppid) on
+    // SAFETY: the closure only makes system calls (prlimit64, fcntl, sigaction, prctl, getppid) on
     // values copied into it; it neither allocates nor takes locks, so it is async-signal-safe
     // as required between fork and exec. Errors are built from errno
     // values (`io::Error::from(Errno)` does not allocate).

@@ -8,7 +8,7 @@
 //! machine once and returns a [`Sandbox`] whose [`Status`] says which layers are in force.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// How strict to be about layers the machine cannot provide.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -66,14 +66,241 @@ impl fmt::Display for Status {
     }
 }
 
-/// A prepared sandbox: the policy and what the machine allows of it.
+/// A prepared sandbox: the policy, what the machine allows of it, and how to start the helper.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Sandbox {
     /// The policy.
     pub policy: Policy,
     /// What is in force.
     pub status: Status,
+    /// The program that implements the helper (`isr-grader __sandbox`): the grader itself.
+    helper: PathBuf,
+    /// The layers to set up for every run, as the probe found them.
+    plan: HelperPlan,
 }
+
+impl Sandbox {
+    /// Whether runs go through the helper at all.
+    pub fn active(&self) -> bool {
+        self.policy.mode != Mode::Off && !self.status.layers.is_empty()
+    }
+
+    /// The uid and gid the program will run as, when the sandbox changes it.
+    pub fn run_as(&self) -> Option<(u32, u32)> {
+        self.plan.run_as.filter(|_| self.active())
+    }
+
+    /// Admits a program: its own folder (and, for a script, its interpreter's) and the
+    /// folders of the files its arguments name (`python3 main.py`) become readable, and, if
+    /// the sandbox's uid cannot execute it, the uid change is given up (best effort, said in
+    /// the status) or refused ([`Mode::Require`]).
+    pub fn admit(&mut self, exe: &Path, argv: &[std::ffi::OsString]) -> Result<(), SandboxError> {
+        if !self.active() {
+            return Ok(());
+        }
+        let named_files = argv
+            .iter()
+            .skip(1)
+            .map(Path::new)
+            .filter(|p| p.is_absolute() && p.is_file());
+        let paths = program_paths(exe).into_iter().chain(
+            named_files
+                .flat_map(|f| [f.to_path_buf(), f.canonicalize().unwrap_or(f.to_path_buf())])
+                .filter_map(|f| f.parent().map(Path::to_path_buf)),
+        );
+        for path in paths.collect::<Vec<_>>() {
+            if !self.plan.read_only.contains(&path) {
+                self.plan.read_only.push(path);
+            }
+        }
+        if let Some((uid, gid)) = self.plan.run_as
+            && uid != 0
+            && !reachable_by(exe, uid, gid, true)
+        {
+            let why = format!(
+                "uid {uid}: it cannot execute {} (a folder on the way is closed to it; install the program or its interpreter where every user can run it, or choose the uid with --sandbox-uid)",
+                exe.display()
+            );
+            if self.policy.mode == Mode::Require {
+                return Err(SandboxError(format!("--sandbox require: {why}")));
+            }
+            self.plan.run_as = Some((0, 0));
+            self.status.layers.retain(|l| !l.starts_with("uid "));
+            self.status.layers.push("uid 0 without capabilities".into());
+            self.status.missing.push(why);
+        }
+        Ok(())
+    }
+
+    /// The command that runs `argv` (whose file is `exe`) in this sandbox, in `workdir`.
+    pub(in crate::runner) fn helper_command(
+        &self,
+        exe: &Path,
+        argv: &[std::ffi::OsString],
+        workdir: &Path,
+        private_workdir: bool,
+        memory_bytes: Option<u64>,
+        channels: &Channels,
+    ) -> std::process::Command {
+        let mut plan = self.plan.clone();
+        plan.exe = exe.to_path_buf();
+        plan.argv = argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        plan.workdir = Some(workdir.to_path_buf());
+        plan.private_workdir = private_workdir.then(|| workdir.to_path_buf());
+        if !private_workdir && !plan.read_write.iter().any(|p| workdir.starts_with(p)) {
+            plan.read_only.push(workdir.to_path_buf());
+        }
+        plan.memory_bytes = memory_bytes;
+        channels.command(&self.helper, &plan, false)
+    }
+}
+
+/// The two pipes between the runner and the helper: the plan goes in through one (not on the
+/// command line, where the program could read it in `/proc`), errors come back through the
+/// other. Both descriptors must stay open across the helper's exec ([`Channels::keep`]).
+pub(in crate::runner) struct Channels {
+    status_read: std::os::fd::OwnedFd,
+    status_write: std::os::fd::OwnedFd,
+    plan_read: std::os::fd::OwnedFd,
+    plan_write: std::os::fd::OwnedFd,
+}
+
+impl Channels {
+    pub(in crate::runner) fn new() -> std::io::Result<Self> {
+        use rustix::pipe::{PipeFlags, pipe_with};
+        let (status_read, status_write) = pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)?;
+        let (plan_read, plan_write) = pipe_with(PipeFlags::CLOEXEC)?;
+        Ok(Channels {
+            status_read,
+            status_write,
+            plan_read,
+            plan_write,
+        })
+    }
+
+    /// The descriptors the helper needs across exec.
+    pub(in crate::runner) fn keep(&self) -> [i32; 2] {
+        use std::os::fd::AsRawFd as _;
+        [self.status_write.as_raw_fd(), self.plan_read.as_raw_fd()]
+    }
+
+    /// The helper's command line, with the plan written into its pipe.
+    fn command(&self, helper: &Path, plan: &HelperPlan, probe: bool) -> std::process::Command {
+        let json = serde_json::to_vec(plan).unwrap_or_default();
+        // The plan is small (paths); a pipe holds 64 KiB. A plan that does not fit arrives cut
+        // and the helper refuses it.
+        let _ = rustix::io::write(&self.plan_write, &json[..json.len().min(60 << 10)]);
+        let [status, plan_fd] = self.keep();
+        let mut command = std::process::Command::new(helper);
+        command.args([
+            HELPER_SUBCOMMAND,
+            "--status-fd",
+            &status.to_string(),
+            "--plan-fd",
+            &plan_fd.to_string(),
+        ]);
+        if probe {
+            command.arg("--probe");
+        }
+        command
+    }
+
+    /// After the helper was started: closes the parent's copies of its ends, then (after the
+    /// run) reads what the helper reported.
+    pub(in crate::runner) fn finish(self) -> String {
+        let Channels {
+            status_read,
+            status_write,
+            plan_read,
+            plan_write,
+        } = self;
+        drop((status_write, plan_read, plan_write));
+        let mut status = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = rustix::io::read(&status_read, &mut buf) {
+            if n == 0 || status.len() > 64 << 10 {
+                break;
+            }
+            status.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&status).into_owned()
+    }
+}
+
+/// The hidden subcommand of the grader that runs the helper.
+pub const HELPER_SUBCOMMAND: &str = "__sandbox";
+
+/// Runs the helper: the body of `isr-grader __sandbox`. Never returns.
+pub fn helper_main(plan_fd: i32, status_fd: i32, probe: bool) -> ! {
+    helper::main(plan_fd, status_fd, probe)
+}
+
+mod helper;
+
+/// What the helper is told for one run (serialized into its command line).
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+struct HelperPlan {
+    /// New pid, mount, ipc, uts (and net) namespaces.
+    namespaces: bool,
+    /// A new user namespace too (needed unless the grader is root).
+    user_namespace: bool,
+    /// Keep the network (no new net namespace, no Landlock TCP rules).
+    network: bool,
+    /// Landlock rules.
+    landlock: bool,
+    /// The ids to switch to when the helper is root in its namespace.
+    run_as: Option<(u32, u32)>,
+    /// Covered by empty mounts.
+    hidden: Vec<PathBuf>,
+    /// Readable and executable.
+    read_only: Vec<PathBuf>,
+    /// Writable.
+    read_write: Vec<PathBuf>,
+    /// Where the program starts.
+    workdir: Option<PathBuf>,
+    /// A folder to cover with a private, size-capped tmpfs (the program's temporary folder).
+    private_workdir: Option<PathBuf>,
+    /// The size of that tmpfs.
+    tmp_bytes: u64,
+    /// `RLIMIT_AS`.
+    memory_bytes: Option<u64>,
+    /// `RLIMIT_NPROC` (per user namespace since Linux 5.14).
+    max_processes: Option<u64>,
+    /// The program's file.
+    exe: PathBuf,
+    /// Its command line, `argv[0]` included.
+    argv: Vec<String>,
+}
+
+impl HelperPlan {
+    /// The uid and gid the program runs as, as seen inside its namespace.
+    fn program_ids(&self) -> (u32, u32) {
+        // SAFETY: getuid and getgid cannot fail.
+        let own = unsafe { (libc::getuid(), libc::getgid()) };
+        if own.0 == 0 {
+            self.run_as.unwrap_or((0, 0))
+        } else {
+            own
+        }
+    }
+}
+
+/// System folders every program may read and execute.
+const SYSTEM_READ_ONLY: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+];
+
+/// The uid and gid a root grader runs programs as by default (`nobody`).
+pub const DEFAULT_RUN_AS: (u32, u32) = (65534, 65534);
+
+/// Size of the program's private temporary folder.
+const TMP_BYTES: u64 = 64 << 20;
+
+/// Processes (and threads) the program may have at once.
+const MAX_PROCESSES: u64 = 64;
 
 /// Why the sandbox cannot be used.
 #[derive(Debug)]
@@ -87,23 +314,218 @@ impl fmt::Display for SandboxError {
 
 impl std::error::Error for SandboxError {}
 
-/// Probes the machine for the layers `policy` asks for. With [`Mode::Require`], a missing
-/// layer is an error; with [`Mode::BestEffort`] it is listed in [`Status::missing`].
-pub fn prepare(policy: &Policy) -> Result<Sandbox, SandboxError> {
-    let mut status = Status::default();
-    if policy.mode != Mode::Off {
-        status
+/// Probes the machine for the layers `policy` asks for, by running the helper (`helper` is
+/// the grader's own executable) once in probe mode. With [`Mode::Require`], a missing layer is
+/// an error; with [`Mode::BestEffort`] it is listed in [`Status::missing`].
+pub fn prepare(policy: &Policy, helper: &Path) -> Result<Sandbox, SandboxError> {
+    let absolute = |paths: &[PathBuf]| -> Vec<PathBuf> {
+        paths
+            .iter()
+            .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+            .map(|p| p.canonicalize().unwrap_or(p))
+            .collect()
+    };
+    let policy = &Policy {
+        read_only: absolute(&policy.read_only),
+        read_write: absolute(&policy.read_write),
+        hidden: absolute(&policy.hidden),
+        ..policy.clone()
+    };
+    let mut sandbox = Sandbox {
+        policy: policy.clone(),
+        status: Status::default(),
+        helper: helper.to_path_buf(),
+        plan: HelperPlan::default(),
+    };
+    if policy.mode == Mode::Off {
+        sandbox
+            .status
             .missing
-            .push("sandbox not implemented yet".to_string());
+            .push("switched off (--sandbox off)".into());
+        return Ok(sandbox);
     }
-    if policy.mode == Mode::Require && !status.missing.is_empty() {
+    if !cfg!(target_os = "linux") {
+        sandbox.status.missing.push("not Linux".into());
+        return finish(sandbox);
+    }
+    // SAFETY: getuid cannot fail.
+    let root = unsafe { libc::getuid() } == 0;
+    let mut read_only: Vec<PathBuf> = SYSTEM_READ_ONLY.iter().map(PathBuf::from).collect();
+    read_only.extend(policy.read_only.iter().cloned());
+    let probe_dir = tempfile::Builder::new()
+        .prefix("isr-probe-")
+        .tempdir()
+        .map_err(|e| SandboxError(format!("cannot make a temporary folder: {e}")))?;
+    let base = HelperPlan {
+        namespaces: true,
+        user_namespace: true,
+        network: policy.network,
+        landlock: true,
+        run_as: root.then(|| policy.run_as.unwrap_or(DEFAULT_RUN_AS)),
+        hidden: policy.hidden.clone(),
+        read_only,
+        read_write: policy.read_write.clone(),
+        workdir: Some(probe_dir.path().to_path_buf()),
+        private_workdir: Some(probe_dir.path().to_path_buf()),
+        tmp_bytes: TMP_BYTES,
+        memory_bytes: None,
+        max_processes: Some(MAX_PROCESSES),
+        exe: PathBuf::new(),
+        argv: Vec::new(),
+    };
+    // With a user namespace; without one (root only); with no namespace at all.
+    let mut attempts = vec![base.clone()];
+    if root {
+        attempts.push(HelperPlan {
+            user_namespace: false,
+            ..base.clone()
+        });
+    }
+    attempts.push(HelperPlan {
+        namespaces: false,
+        user_namespace: false,
+        private_workdir: None,
+        ..base.clone()
+    });
+    let mut why_not = Vec::new();
+    for mut plan in attempts {
+        let lines = probe(helper, &plan)?;
+        if let Some(error) = lines.iter().find_map(|l| l.strip_prefix("error: ")) {
+            why_not.push(error.to_string());
+            continue;
+        }
+        let mut status = Status::default();
+        for line in &lines {
+            if let Some(rest) = line.strip_prefix("layer: ") {
+                let (_, text) = rest.split_once('|').unwrap_or(("", rest));
+                status.layers.push(text.to_string());
+            } else if let Some(rest) = line.strip_prefix("missing: ") {
+                let (key, text) = rest.split_once('|').unwrap_or(("", rest));
+                match key {
+                    "landlock" => plan.landlock = false,
+                    "uid" => plan.run_as = None,
+                    "pids" => plan.max_processes = None,
+                    "tmp" => plan.private_workdir = None,
+                    _ => {}
+                }
+                status.missing.push(text.to_string());
+            }
+        }
+        status.missing.extend(why_not.drain(..));
+        if !plan.namespaces {
+            status
+                .missing
+                .push("namespaces (processes that leave the group are swept up instead)".into());
+        }
+        plan.workdir = None;
+        plan.private_workdir = plan.private_workdir.is_some().then(PathBuf::new);
+        sandbox.plan = plan;
+        sandbox.status = status;
+        return finish(sandbox);
+    }
+    sandbox.status.missing.extend(why_not);
+    finish(sandbox)
+}
+
+fn finish(sandbox: Sandbox) -> Result<Sandbox, SandboxError> {
+    if sandbox.policy.mode == Mode::Require && !sandbox.status.missing.is_empty() {
         return Err(SandboxError(format!(
-            "--sandbox require: {}",
-            status.missing.join("; ")
+            "--sandbox require: this machine cannot provide every protection: {}",
+            sandbox.status.missing.join("; ")
         )));
     }
-    Ok(Sandbox {
-        policy: policy.clone(),
-        status,
-    })
+    Ok(sandbox)
+}
+
+/// Runs the helper in probe mode and returns the lines it reported.
+fn probe(helper: &Path, plan: &HelperPlan) -> Result<Vec<String>, SandboxError> {
+    use std::os::unix::process::CommandExt as _;
+    let channels = Channels::new().map_err(|e| SandboxError(format!("pipe: {e}")))?;
+    let mut command = channels.command(helper, plan, true);
+    command
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let keep = channels.keep();
+    // SAFETY: fcntl is async-signal-safe; the descriptors are open in the child.
+    unsafe {
+        command.pre_exec(move || {
+            for fd in keep {
+                libc::fcntl(fd, libc::F_SETFD, 0);
+            }
+            Ok(())
+        });
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| SandboxError(format!("cannot start {}: {e}", helper.display())))?;
+    let _ = child.wait();
+    let text = channels.finish();
+    Ok(text.lines().map(str::to_owned).collect())
+}
+
+/// The folders a program needs to read besides the system's: its own, and for a `#!` script
+/// its interpreter's. A folder named `bin`, `sbin` or `shims` stands for its parent (a
+/// toolchain's prefix, such as pyenv's).
+fn program_paths(exe: &Path) -> Vec<PathBuf> {
+    let mut files = vec![exe.to_path_buf()];
+    if let Ok(bytes) = std::fs::read(exe).map(|b| b.into_iter().take(256).collect::<Vec<u8>>())
+        && let Some(line) = bytes.strip_prefix(b"#!")
+    {
+        let line =
+            String::from_utf8_lossy(line.split(|&b| b == b'\n').next().unwrap_or(&[])).into_owned();
+        if let Some(interpreter) = line.split_whitespace().next() {
+            files.push(PathBuf::from(interpreter));
+        }
+    }
+    let mut out = Vec::new();
+    for file in files {
+        for path in [file.clone(), file.canonicalize().unwrap_or(file)] {
+            let Some(dir) = path.parent() else { continue };
+            let named = |n: &str| dir.file_name().is_some_and(|f| f == n);
+            let dir = if named("bin") || named("sbin") || named("shims") {
+                dir.parent().unwrap_or(dir)
+            } else {
+                dir
+            };
+            if dir != Path::new("/") && !out.iter().any(|p: &PathBuf| p == dir) {
+                out.push(dir.to_path_buf());
+            }
+        }
+    }
+    out
+}
+
+/// Whether `uid`/`gid` may reach `path` (search every folder on the way) and read it (and
+/// execute it, with `execute`), by the permission bits.
+pub fn reachable_by(path: &Path, uid: u32, gid: u32, execute: bool) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let allowed = |meta: &std::fs::Metadata, bit: u32| {
+        let mode = meta.mode();
+        let shift = if meta.uid() == uid {
+            6
+        } else if meta.gid() == gid {
+            3
+        } else {
+            0
+        };
+        mode & (bit << shift) != 0
+    };
+    if uid == 0 {
+        return true;
+    }
+    let Ok(real) = path.canonicalize() else {
+        return false;
+    };
+    for dir in real.ancestors().skip(1) {
+        match std::fs::metadata(dir) {
+            Ok(meta) if allowed(&meta, 0o1) => {}
+            _ => return false,
+        }
+    }
+    match std::fs::metadata(&real) {
+        Ok(meta) => allowed(&meta, 0o4) && (!execute || allowed(&meta, 0o1)),
+        Err(_) => false,
+    }
 }
