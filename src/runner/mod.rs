@@ -257,7 +257,12 @@ pub fn run(program: &Program, stdin: &[u8], limits: &Limits) -> Result<RunOutcom
     };
     let Some(sandbox) = program.sandbox.as_deref().filter(|s| s.active()) else {
         let mut command = spawn::command(program, &exe, &workdir, limits);
-        return supervise::supervise(&mut command, &exe, stdin, limits);
+        let outcome = supervise::supervise(&mut command, &exe, stdin, limits);
+        if program.sandbox.is_some() {
+            // A sandbox that is switched off still sweeps up what left the group.
+            sandbox::sweep_orphans();
+        }
+        return outcome;
     };
     let channels = sandbox::Channels::new()?;
     let mut command = spawn::sandboxed_command(
@@ -271,6 +276,9 @@ pub fn run(program: &Program, stdin: &[u8], limits: &Limits) -> Result<RunOutcom
     );
     let outcome = supervise::supervise(&mut command, &exe, stdin, limits);
     drop(command);
+    if !sandbox.has_namespaces() {
+        sandbox::sweep_orphans();
+    }
     let status = channels.finish();
     if let Some(error) = status.lines().find_map(|l| l.strip_prefix("error: ")) {
         return Err(SpawnError::Sandbox(error.to_string()));

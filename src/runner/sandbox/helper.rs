@@ -401,28 +401,68 @@ fn mounts(plan: &HelperPlan, reporter: &Reporter) -> bool {
     } else {
         format!("size={},mode=1777", plan.tmp_bytes)
     };
-    let keep = |dir: &Path| {
+    let needed = || {
         plan.read_write
             .iter()
-            .chain(&plan.read_only)
-            .chain(std::iter::once(&plan.exe))
-            .any(|p| p.starts_with(dir) && p != Path::new("/"))
-            || dir.starts_with("/dev/shm") && !private_folder
+            .map(|p| (p, true))
+            .chain(plan.read_only.iter().map(|p| (p, false)))
+            .chain(std::iter::once((&plan.exe, false)))
+            .filter(|(p, _)| !p.as_os_str().is_empty())
     };
     let mut tmp_ok = true;
     for dir in ["/tmp", "/var/tmp", "/dev/shm"] {
         let dir = Path::new(dir);
-        if dir.is_dir() && !keep(dir) {
-            if let Err(e) = mount(
-                "none",
-                dir,
-                "tmpfs",
-                libc::MS_NOSUID | libc::MS_NODEV,
-                &tmp_opts,
-            ) {
-                tmp_ok = false;
-                reporter.missing("tmp", &format!("a private {}: {e}", dir.display()));
+        if !dir.is_dir() || needed().any(|(p, _)| p == dir) {
+            continue;
+        }
+        // What the program needs from under this folder is carried over with bind mounts:
+        // opened before the folder is covered, mounted back after.
+        let carried: Vec<(&PathBuf, bool, i32)> = needed()
+            .filter(|(p, _)| p.starts_with(dir))
+            .filter_map(|(p, writable)| {
+                let c = cstr(p);
+                // SAFETY: a valid path; an O_PATH descriptor closed below.
+                let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+                (fd >= 0).then_some((p, writable, fd))
+            })
+            .collect();
+        if let Err(e) = mount(
+            "none",
+            dir,
+            "tmpfs",
+            libc::MS_NOSUID | libc::MS_NODEV,
+            &tmp_opts,
+        ) {
+            tmp_ok = false;
+            reporter.missing("tmp", &format!("a private {}: {e}", dir.display()));
+        } else {
+            for &(path, writable, fd) in &carried {
+                let source = format!("/proc/self/fd/{fd}");
+                if Path::new(&source).is_dir() {
+                    let _ = std::fs::create_dir_all(path);
+                } else {
+                    if let Some(parent) = path.parent() {
+                        let _ = std::fs::create_dir_all(parent);
+                    }
+                    let _ = std::fs::File::create(path);
+                }
+                let bound = mount(&source, path, "", libc::MS_BIND | libc::MS_REC, "");
+                let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_NOSUID | libc::MS_NODEV;
+                let bound = bound.and_then(|()| {
+                    if writable {
+                        Ok(())
+                    } else {
+                        mount("none", path, "", flags | libc::MS_RDONLY, "")
+                    }
+                });
+                if let Err(e) = bound {
+                    reporter.missing("tmp", &format!("carrying {} over: {e}", path.display()));
+                }
             }
+        }
+        for &(_, _, fd) in &carried {
+            // SAFETY: closing a descriptor opened above.
+            unsafe { libc::close(fd) };
         }
     }
     if let Some(workdir) = &plan.private_workdir {
@@ -448,7 +488,7 @@ fn mounts(plan: &HelperPlan, reporter: &Reporter) -> bool {
         }
         for dir in ["/tmp", "/var/tmp", "/dev/shm"] {
             let dir = Path::new(dir);
-            if dir.is_dir() && !keep(dir) {
+            if dir.is_dir() {
                 let _ = mount(
                     "none",
                     dir,
@@ -511,6 +551,15 @@ fn program(plan: &HelperPlan, reporter: &Reporter, proc_fresh: bool) -> ! {
     // SAFETY: prctl with integer arguments.
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         reporter.missing("nnp", &format!("no_new_privs: {}", errno()));
+    }
+    if !plan.namespaces
+        && let Some(workdir) = &plan.private_workdir
+    {
+        // No tmpfs of its own: the runner's temporary folder becomes the program's.
+        let (uid, gid) = plan.program_ids();
+        let path = cstr(workdir);
+        // SAFETY: a valid path; chown of a folder the grader created.
+        unsafe { libc::chown(path.as_ptr(), uid, gid) };
     }
     if plan.landlock {
         landlock(plan, reporter, proc_fresh);

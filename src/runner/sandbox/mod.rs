@@ -85,6 +85,12 @@ impl Sandbox {
         self.policy.mode != Mode::Off && !self.status.layers.is_empty()
     }
 
+    /// Whether runs get namespaces of their own (otherwise the runner sweeps up, after each
+    /// run, processes that left the run's group; see [`sweep_orphans`]).
+    pub(in crate::runner) fn has_namespaces(&self) -> bool {
+        self.plan.namespaces
+    }
+
     /// The uid and gid the program will run as, when the sandbox changes it.
     pub fn run_as(&self) -> Option<(u32, u32)> {
         self.plan.run_as.filter(|_| self.active())
@@ -98,11 +104,17 @@ impl Sandbox {
         if !self.active() {
             return Ok(());
         }
-        let named_files = argv
-            .iter()
-            .skip(1)
-            .map(Path::new)
-            .filter(|p| p.is_absolute() && p.is_file());
+        // Files the arguments name, but never one the program must not see (a report path).
+        let hidden = self.policy.hidden.clone();
+        let named = move || {
+            argv.iter()
+                .skip(1)
+                .map(Path::new)
+                .filter(|p| p.is_absolute() && p.is_file())
+                .filter(|p| !hidden.iter().any(|h| p.starts_with(h)))
+                .collect::<Vec<_>>()
+        };
+        let named_files = named().into_iter();
         let paths = program_paths(exe).into_iter().chain(
             named_files
                 .flat_map(|f| [f.to_path_buf(), f.canonicalize().unwrap_or(f.to_path_buf())])
@@ -113,13 +125,26 @@ impl Sandbox {
                 self.plan.read_only.push(path);
             }
         }
-        if let Some((uid, gid)) = self.plan.run_as
-            && uid != 0
-            && !reachable_by(exe, uid, gid, true)
-        {
+        let closed = self
+            .plan
+            .run_as
+            .filter(|&(uid, _)| uid != 0)
+            .and_then(|(uid, gid)| {
+                // The program and its script (`python3 main.py`) must be reachable.
+                let script = named()
+                    .into_iter()
+                    .take(1)
+                    .filter(|p| argv.get(1).is_some_and(|a| Path::new(a) == *p));
+                std::iter::once((exe, true))
+                    .chain(script.map(|p| (p, false)))
+                    .find(|(p, execute)| !reachable_by(p, uid, gid, *execute))
+                    .map(|(p, execute)| (uid, p.to_path_buf(), execute))
+            });
+        if let Some((uid, path, execute)) = closed {
             let why = format!(
-                "uid {uid}: it cannot execute {} (a folder on the way is closed to it; install the program or its interpreter where every user can run it, or choose the uid with --sandbox-uid)",
-                exe.display()
+                "uid {uid}: it cannot {} {} (a folder on the way is closed to it; put the submission and its interpreter where every user can reach them, or choose the uid with --sandbox-uid)",
+                if execute { "execute" } else { "read" },
+                path.display()
             );
             if self.policy.mode == Mode::Require {
                 return Err(SandboxError(format!("--sandbox require: {why}")));
@@ -288,10 +313,61 @@ impl HelperPlan {
     }
 }
 
+/// Without namespaces, a process that left its run's group (`setsid`, a double fork) is out of
+/// the group kill's reach; the grader is a child subreaper, so once its parent is gone it is
+/// the grader's child. Kills and reaps every child of the grader that belongs to no live run's
+/// group, until none is left (their own children come next).
+pub(in crate::runner) fn sweep_orphans() {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        let live = super::live_groups();
+        let mut found = false;
+        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+            return;
+        };
+        for task in tasks.flatten() {
+            let Ok(children) = std::fs::read_to_string(task.path().join("children")) else {
+                continue;
+            };
+            for pid in children
+                .split_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok())
+            {
+                let Some(pgid) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .ok()
+                    .and_then(|stat| {
+                        let rest = stat.rsplit_once(") ")?.1.to_string();
+                        rest.split_whitespace().nth(2)?.parse::<i32>().ok()
+                    })
+                else {
+                    continue;
+                };
+                if live.contains(&pgid) {
+                    continue;
+                }
+                found = true;
+                // SAFETY: signalling and reaping a child of ours.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, std::ptr::null_mut(), 0);
+                }
+            }
+        }
+        if !found || std::time::Instant::now() >= deadline {
+            return;
+        }
+    }
+}
+
 /// System folders every program may read and execute.
 const SYSTEM_READ_ONLY: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
 ];
+
+/// An environment variable of the grader (never the program's) that pretends layers are
+/// missing, to test the fallbacks: a comma-separated list of `userns`, `namespaces`,
+/// `landlock`.
+pub const DENY_ENV: &str = "ISR_GRADER_SANDBOX_DENY";
 
 /// The uid and gid a root grader runs programs as by default (`nobody`).
 pub const DEFAULT_RUN_AS: (u32, u32) = (65534, 65534);
@@ -348,6 +424,15 @@ pub fn prepare(policy: &Policy, helper: &Path) -> Result<Sandbox, SandboxError> 
         sandbox.status.missing.push("not Linux".into());
         return finish(sandbox);
     }
+    // The grader's memory holds the expected outputs: no process of the same uid may read it
+    // through /proc/PID/mem or ptrace.
+    // SAFETY: prctl with integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        sandbox.status.missing.push("grader not dumpable".into());
+    }
+    // For testing the fallbacks on a machine that has every layer: pretend some are missing.
+    let deny = std::env::var(DENY_ENV).unwrap_or_default();
+    let denied = |layer: &str| deny.split(',').any(|d| d.trim() == layer);
     // SAFETY: getuid cannot fail.
     let root = unsafe { libc::getuid() } == 0;
     let mut read_only: Vec<PathBuf> = SYSTEM_READ_ONLY.iter().map(PathBuf::from).collect();
@@ -384,17 +469,29 @@ pub fn prepare(policy: &Policy, helper: &Path) -> Result<Sandbox, SandboxError> 
     attempts.push(HelperPlan {
         namespaces: false,
         user_namespace: false,
-        private_workdir: None,
         ..base.clone()
     });
     let mut why_not = Vec::new();
     for mut plan in attempts {
+        if plan.user_namespace && denied("userns") || plan.namespaces && denied("namespaces") {
+            let why = format!("namespaces denied by {DENY_ENV}");
+            if !why_not.contains(&why) {
+                why_not.push(why);
+            }
+            continue;
+        }
+        plan.landlock &= !denied("landlock");
         let lines = probe(helper, &plan)?;
         if let Some(error) = lines.iter().find_map(|l| l.strip_prefix("error: ")) {
             why_not.push(error.to_string());
             continue;
         }
         let mut status = Status::default();
+        if !plan.landlock {
+            status
+                .missing
+                .push(format!("landlock denied by {DENY_ENV}"));
+        }
         for line in &lines {
             if let Some(rest) = line.strip_prefix("layer: ") {
                 let (_, text) = rest.split_once('|').unwrap_or(("", rest));
