@@ -365,8 +365,8 @@ const SYSTEM_READ_ONLY: &[&str] = &[
 ];
 
 /// An environment variable of the grader (never the program's) that pretends layers are
-/// missing, to test the fallbacks: a comma-separated list of `userns`, `namespaces`,
-/// `landlock`.
+/// missing, to test the fallbacks and measure each layer's cost: a comma-separated list of
+/// `userns`, `namespaces`, `netns`, `landlock`.
 pub const DENY_ENV: &str = "ISR_GRADER_SANDBOX_DENY";
 
 /// The uid and gid a root grader runs programs as by default (`nobody`).
@@ -458,11 +458,15 @@ pub fn prepare(policy: &Policy, helper: &Path) -> Result<Sandbox, SandboxError> 
         exe: PathBuf::new(),
         argv: Vec::new(),
     };
-    // With a user namespace; without one (root only); with no namespace at all.
+    // With a user namespace (even for a root grader: the process limit then counts this run's
+    // processes alone, not every process of the uid on the machine, and capabilities stay
+    // inside); without one (root only); with no namespace at all.
     let mut attempts = vec![base.clone()];
     if root {
         attempts.push(HelperPlan {
             user_namespace: false,
+            // RLIMIT_NPROC would count every process of the uid on the machine.
+            max_processes: None,
             ..base.clone()
         });
     }
@@ -481,6 +485,7 @@ pub fn prepare(policy: &Policy, helper: &Path) -> Result<Sandbox, SandboxError> 
             continue;
         }
         plan.landlock &= !denied("landlock");
+        plan.network |= denied("netns");
         let lines = probe(helper, &plan)?;
         if let Some(error) = lines.iter().find_map(|l| l.strip_prefix("error: ")) {
             why_not.push(error.to_string());
@@ -509,6 +514,11 @@ pub fn prepare(policy: &Policy, helper: &Path) -> Result<Sandbox, SandboxError> 
             }
         }
         status.missing.extend(why_not.drain(..));
+        if plan.max_processes.is_none() {
+            status
+                .missing
+                .push("a process limit (it needs a user namespace)".into());
+        }
         if !plan.namespaces {
             status
                 .missing
