@@ -452,7 +452,7 @@ fn mounts(plan: &HelperPlan, reporter: &Reporter) -> bool {
     let empty = Path::new("/tmp/.isr-hidden");
     let _ = std::fs::create_dir(empty).and_then(|()| {
         use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(empty, std::fs::Permissions::from_mode(0))
+        std::fs::set_permissions(empty, std::fs::Permissions::from_mode(0o000))
     });
     let shared: &[&str] = if plan.landlock {
         &[]

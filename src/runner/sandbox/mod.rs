@@ -513,7 +513,7 @@ pub fn prepare(policy: &Policy, helper: &Path) -> Result<Sandbox, SandboxError> 
                 status.missing.push(text.to_string());
             }
         }
-        status.missing.extend(why_not.drain(..));
+        status.missing.append(&mut why_not);
         if plan.max_processes.is_none() {
             status
                 .missing
