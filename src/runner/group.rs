@@ -13,6 +13,9 @@ use rustix::process::{Pid, Signal};
 static SPAWN_GATE: RwLock<()> = RwLock::new(());
 /// Process-group ids of runs whose groups may still have members.
 static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+/// Main processes of runs that have been spawned and not yet reaped (their pids are their
+/// group ids, but they stay here after the group is unregistered, until they are reaped).
+static IN_FLIGHT: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 
 /// Spawns `command` (which must put the child in a new process group of its own) and
 /// registers the group. Returns the child and its process-group id.
@@ -30,7 +33,34 @@ pub(super) fn spawn_registered(command: &mut Command) -> io::Result<(Child, Pid)
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .insert(pgid.as_raw_nonzero().get());
+    IN_FLIGHT
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(pgid.as_raw_nonzero().get());
     Ok((child, pgid))
+}
+
+/// The main process `pid` of a run has been reaped.
+pub(super) fn landed(pid: Pid) {
+    IN_FLIGHT
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&pid.as_raw_nonzero().get());
+}
+
+/// Runs `f` with no program being spawned meanwhile, giving it the process-group ids of the
+/// live runs and the pids of the main processes not yet reaped: what a sweep must not touch.
+pub(super) fn with_spawns_paused<R>(f: impl FnOnce(&BTreeSet<i32>, &BTreeSet<i32>) -> R) -> R {
+    let _gate = SPAWN_GATE.write().unwrap_or_else(PoisonError::into_inner);
+    let live = LIVE_GROUPS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let in_flight = IN_FLIGHT
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    f(&live, &in_flight)
 }
 
 /// Removes a group from the registry. Call it right after the group was killed with

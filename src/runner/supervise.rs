@@ -192,6 +192,7 @@ pub(super) fn supervise(
         (limits.output_cap, limits.stderr_tail),
     );
     let status = child.wait();
+    group::landed(pgid);
     reap_orphans(pgid);
     let status = status.map_err(|err| {
         SpawnError::Other(io::Error::new(

@@ -319,44 +319,50 @@ impl HelperPlan {
 /// group, until none is left (their own children come next).
 pub(in crate::runner) fn sweep_orphans() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    loop {
-        let live = super::live_groups();
-        let mut found = false;
-        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-            return;
+    while super::group::with_spawns_paused(sweep_once) && std::time::Instant::now() < deadline {}
+}
+
+/// One pass of [`sweep_orphans`]; returns whether it found anything.
+fn sweep_once(
+    live: &std::collections::BTreeSet<i32>,
+    in_flight: &std::collections::BTreeSet<i32>,
+) -> bool {
+    let mut found = false;
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return false;
+    };
+    for task in tasks.flatten() {
+        let Ok(children) = std::fs::read_to_string(task.path().join("children")) else {
+            continue;
         };
-        for task in tasks.flatten() {
-            let Ok(children) = std::fs::read_to_string(task.path().join("children")) else {
+        for pid in children
+            .split_whitespace()
+            .filter_map(|p| p.parse::<i32>().ok())
+        {
+            if in_flight.contains(&pid) {
+                continue;
+            }
+            let Some(pgid) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let rest = stat.rsplit_once(") ")?.1.to_string();
+                    rest.split_whitespace().nth(2)?.parse::<i32>().ok()
+                })
+            else {
                 continue;
             };
-            for pid in children
-                .split_whitespace()
-                .filter_map(|p| p.parse::<i32>().ok())
-            {
-                let Some(pgid) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                    .ok()
-                    .and_then(|stat| {
-                        let rest = stat.rsplit_once(") ")?.1.to_string();
-                        rest.split_whitespace().nth(2)?.parse::<i32>().ok()
-                    })
-                else {
-                    continue;
-                };
-                if live.contains(&pgid) {
-                    continue;
-                }
-                found = true;
-                // SAFETY: signalling and reaping a child of ours.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                    libc::waitpid(pid, std::ptr::null_mut(), 0);
-                }
+            if live.contains(&pgid) {
+                continue;
+            }
+            found = true;
+            // SAFETY: signalling and reaping a child of ours that no run is waiting for.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, std::ptr::null_mut(), 0);
             }
         }
-        if !found || std::time::Instant::now() >= deadline {
-            return;
-        }
     }
+    found
 }
 
 /// System folders every program may read and execute.
