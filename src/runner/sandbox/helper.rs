@@ -64,9 +64,26 @@ impl Reporter {
 
     fn fail(&self, text: &str) -> ! {
         self.line("error", text);
-        // SAFETY: ends this process at once, without running destructors of a forked copy.
-        unsafe { libc::_exit(SETUP_FAILED) }
+        exit_now(SETUP_FAILED)
     }
+}
+
+/// Closes a raw descriptor this process owns (errors are of no use here).
+fn close(fd: i32) {
+    // SAFETY: the caller owns `fd` and does not use it afterwards.
+    unsafe { libc::close(fd) };
+}
+
+/// Ends this process at once: no destructors, no atexit handlers (it may be a forked copy).
+fn exit_now(code: i32) -> ! {
+    // SAFETY: `_exit` is always sound to call.
+    unsafe { libc::_exit(code) }
+}
+
+/// Writes `bytes` to a raw descriptor, ignoring errors (the reader may be gone).
+fn write_raw(fd: i32, bytes: &[u8]) {
+    // SAFETY: a valid buffer of `bytes.len()` bytes.
+    unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
 }
 
 fn errno() -> std::io::Error {
@@ -101,8 +118,8 @@ pub fn main(plan_fd: i32, status_fd: i32, probe: bool) -> ! {
             break;
         }
     }
-    // SAFETY: the plan pipe is ours to close; nothing after this reads it.
-    unsafe { libc::close(plan_fd) };
+    // The plan pipe is ours to close; nothing after this reads it.
+    close(plan_fd);
     let plan: HelperPlan = match serde_json::from_slice(&json) {
         Ok(p) => p,
         Err(e) => reporter.fail(&format!("bad sandbox plan: {e}")),
@@ -118,14 +135,15 @@ pub fn main(plan_fd: i32, status_fd: i32, probe: bool) -> ! {
 fn run_in_namespaces(plan: &HelperPlan, reporter: &Reporter) -> ! {
     let mut go = [0i32; 2];
     let mut result = [0i32; 2];
-    // SAFETY: pipe2 fills two descriptors.
-    if unsafe { libc::pipe2(go.as_mut_ptr(), libc::O_CLOEXEC) } != 0
-        || unsafe { libc::pipe2(result.as_mut_ptr(), libc::O_CLOEXEC) } != 0
-    {
+    // SAFETY: pipe2 fills the two descriptors of each array.
+    if unsafe {
+        libc::pipe2(go.as_mut_ptr(), libc::O_CLOEXEC) != 0
+            || libc::pipe2(result.as_mut_ptr(), libc::O_CLOEXEC) != 0
+    } {
         reporter.fail(&format!("pipe: {}", errno()));
     }
-    let real_uid = unsafe { libc::getuid() };
-    let real_gid = unsafe { libc::getgid() };
+    let real_uid = rustix::process::getuid().as_raw();
+    let real_gid = rustix::process::getgid().as_raw();
     let mut flags = libc::CLONE_NEWPID
         | libc::CLONE_NEWNS
         | libc::CLONE_NEWIPC
@@ -153,17 +171,13 @@ fn run_in_namespaces(plan: &HelperPlan, reporter: &Reporter) -> ! {
     }
     if pid == 0 {
         // C.
-        unsafe {
-            libc::close(go[1]);
-            libc::close(result[0]);
-        }
+        close(go[1]);
+        close(result[0]);
         init(plan, reporter, go[0], result[1]);
     }
     let child = pid as libc::pid_t;
-    unsafe {
-        libc::close(go[0]);
-        libc::close(result[1]);
-    }
+    close(go[0]);
+    close(result[1]);
     if plan.user_namespace {
         let uid_map;
         let gid_map;
@@ -186,18 +200,18 @@ fn run_in_namespaces(plan: &HelperPlan, reporter: &Reporter) -> ! {
         }
         for (file, map) in [("uid_map", &uid_map), ("gid_map", &gid_map)] {
             if let Err(e) = std::fs::write(format!("/proc/{child}/{file}"), map) {
+                // SAFETY: killing our own child.
                 unsafe { libc::kill(child, libc::SIGKILL) };
                 reporter.fail(&format!("cannot write the user namespace's {file}: {e}"));
             }
         }
     }
     // Let C go on.
-    unsafe {
-        libc::write(go[1], b"g".as_ptr().cast(), 1);
-        libc::close(go[1]);
-    }
+    write_raw(go[1], b"g");
+    close(go[1]);
     // The program gets SIGTERM from the runner through the process group; the helper waits
     // for it to end instead of dying first. (Set after the clone: C and P keep the default.)
+    // SAFETY: SIG_IGN installs no handler code.
     unsafe {
         libc::signal(libc::SIGTERM, libc::SIG_IGN);
         libc::signal(libc::SIGINT, libc::SIG_IGN);
@@ -221,7 +235,7 @@ fn run_in_namespaces(plan: &HelperPlan, reporter: &Reporter) -> ! {
         exit_like(i32::from_ne_bytes(buf));
     }
     if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == SETUP_FAILED {
-        unsafe { libc::_exit(SETUP_FAILED) };
+        exit_now(SETUP_FAILED);
     }
     exit_like(status)
 }
@@ -242,6 +256,8 @@ fn read_full(fd: i32, buf: &mut [u8]) -> usize {
 
 /// Exits with the same exit code as `status`, or dies of the same signal.
 fn exit_like(status: i32) -> ! {
+    // SAFETY: plain system calls on values of this function; the sigset is initialized by
+    // sigemptyset before use.
     unsafe {
         if libc::WIFSIGNALED(status) {
             let signal = libc::WTERMSIG(status);
@@ -278,6 +294,7 @@ fn close_stdio() {
 /// C: init of the new namespaces. Mounts, then runs P and reaps everything until P ends.
 fn init(plan: &HelperPlan, reporter: &Reporter, go: i32, result: i32) -> ! {
     // Die with H. If H is already gone, the read below sees the end of the pipe.
+    // SAFETY: prctl with integer arguments.
     unsafe {
         libc::prctl(
             libc::PR_SET_PDEATHSIG,
@@ -289,9 +306,9 @@ fn init(plan: &HelperPlan, reporter: &Reporter, go: i32, result: i32) -> ! {
     }
     let mut byte = [0u8; 1];
     if read_full(go, &mut byte) != 1 {
-        unsafe { libc::_exit(SETUP_FAILED) };
+        exit_now(SETUP_FAILED);
     }
-    unsafe { libc::close(go) };
+    close(go);
     reporter.layer(
         "namespaces",
         if plan.network {
@@ -307,10 +324,10 @@ fn init(plan: &HelperPlan, reporter: &Reporter, go: i32, result: i32) -> ! {
         reporter.fail(&format!("fork: {}", errno()));
     }
     if pid == 0 {
-        unsafe { libc::close(result) };
+        close(result);
         program(plan, reporter, proc_fresh);
     }
-    unsafe { libc::close(reporter.fd) };
+    close(reporter.fd);
     close_stdio();
     // Reap everything (this is the namespace's init) until the program itself ends.
     loop {
@@ -318,15 +335,12 @@ fn init(plan: &HelperPlan, reporter: &Reporter, go: i32, result: i32) -> ! {
         // SAFETY: waiting for any child.
         let r = unsafe { libc::waitpid(-1, &mut status, 0) };
         if r == pid {
-            let bytes = status.to_ne_bytes();
-            unsafe {
-                libc::write(result, bytes.as_ptr().cast(), 4);
-                // Everything else in the namespace dies with this process.
-                libc::_exit(0);
-            }
+            write_raw(result, &status.to_ne_bytes());
+            // Everything else in the namespace dies with this process.
+            exit_now(0);
         }
         if r < 0 && errno().raw_os_error() != Some(libc::EINTR) {
-            unsafe { libc::_exit(SETUP_FAILED) };
+            exit_now(SETUP_FAILED);
         }
     }
 }
@@ -422,8 +436,7 @@ fn mounts(plan: &HelperPlan, reporter: &Reporter) -> bool {
         if let Err(e) = bound {
             reporter.missing("tmp", &format!("carrying {} over: {e}", path.display()));
         }
-        // SAFETY: closing a descriptor opened above.
-        unsafe { libc::close(fd) };
+        close(fd);
     }
     if tmp_ok.is_ok() {
         if let Some(workdir) = &plan.private_workdir {
@@ -523,6 +536,7 @@ fn mounts(plan: &HelperPlan, reporter: &Reporter) -> bool {
 /// P: limits, Landlock, capabilities and uid, then exec the program (or, in probe mode, exit).
 fn program(plan: &HelperPlan, reporter: &Reporter, proc_fresh: bool) -> ! {
     // Signals the helper ignored must not stay ignored.
+    // SAFETY: SIG_DFL installs no handler code.
     unsafe {
         for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
             libc::signal(signal, libc::SIG_DFL);
@@ -553,7 +567,7 @@ fn program(plan: &HelperPlan, reporter: &Reporter, proc_fresh: bool) -> ! {
     }
     drop_privileges(plan, reporter);
     if reporter.probe {
-        unsafe { libc::_exit(0) };
+        exit_now(0);
     }
     let workdir = plan.workdir.as_deref().unwrap_or(Path::new("/"));
     if plan.private_workdir.is_some() {
@@ -702,7 +716,8 @@ fn drop_privileges(plan: &HelperPlan, reporter: &Reporter) {
     }
     let (uid, gid) = plan.program_ids();
     // SAFETY: plain system calls with integer arguments.
-    if unsafe { libc::getuid() } == 0 {
+    if rustix::process::getuid().is_root() {
+        // SAFETY: plain system calls with integer arguments.
         let ok = unsafe {
             libc::setgroups(0, std::ptr::null()) == 0
                 && libc::setresgid(gid, gid, gid) == 0
@@ -724,7 +739,7 @@ fn drop_privileges(plan: &HelperPlan, reporter: &Reporter) {
     if r != 0 {
         reporter.missing("uid", &format!("dropping capabilities: {}", errno()));
     }
-    let shown_uid = unsafe { libc::getuid() };
+    let shown_uid = rustix::process::getuid().as_raw();
     reporter.layer("uid", &format!("uid {shown_uid}"));
 }
 
