@@ -217,17 +217,43 @@ fn collect_builtin<'a>(dir: &'a Dir<'a>, out: &mut Vec<&'a include_dir::File<'a>
     }
 }
 
+/// The case files of a folder. Symbolic links inside it are refused, not skipped or followed: a
+/// link can point anywhere (into a submission), and a case that silently disappears changes
+/// the grade. The folder itself may be a link (the instructor named it). A folder without any
+/// case is refused too: grading on no case would be `0/0 passed` and exit 0.
 fn disk_files(dir: &Path) -> Result<Vec<CaseFiles>, CaseError> {
     if !dir.is_dir() {
         return Err(err(dir, None, "no such case folder"));
     }
     let mut paths = Vec::new();
+    let mut others = 0usize;
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
         let entry = entry.map_err(|e| err(dir, None, format!("cannot read: {e}")))?;
         let p = entry.path();
-        if entry.file_type().is_file() && p.extension().is_some_and(|e| e == "trace") {
-            paths.push(p.to_path_buf());
+        if entry.depth() > 0 && entry.path_is_symlink() {
+            return Err(err(
+                p,
+                None,
+                "a symbolic link in a case folder: refused (case files and folders must be real ones; copy the file in instead)",
+            ));
         }
+        if entry.file_type().is_file() {
+            if p.extension().is_some_and(|e| e == "trace") {
+                paths.push(p.to_path_buf());
+            } else {
+                others += 1;
+            }
+        }
+    }
+    if paths.is_empty() {
+        return Err(err(
+            dir,
+            None,
+            format!(
+                "no case in this folder ({others} other file{}): a case is NAME.trace beside NAME.toml and NAME.out",
+                if others == 1 { "" } else { "s" }
+            ),
+        ));
     }
     paths.sort();
     paths

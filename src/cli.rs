@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::values::{Jobs, MemoryMib, OutputKib, RunAs, TimeoutSecs};
+
 /// Grades a student's leader for the Kafka ISR / high-watermark exercise.
 #[derive(Debug, Parser)]
 #[command(name = "isr-grader", version, about, long_about = None)]
@@ -81,8 +83,9 @@ pub enum Format {
     Json,
 }
 
-/// `--sandbox`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+/// `--sandbox` (and `sandbox` in the instructor's config file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
     /// Every protection must be in force, or nothing runs (exit 2).
     Require,
@@ -115,24 +118,35 @@ pub struct TestArgs {
     /// Report format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
-    /// Cases run at once (default: the number of cores).
+    /// Cases run at once, 1 to 256 (default: the number of cores).
     #[arg(long, short = 'j', value_name = "N")]
-    pub jobs: Option<usize>,
-    /// Wall-clock limit per case, in seconds.
+    pub jobs: Option<Jobs>,
+    /// Wall-clock limit per case, in seconds: more than 0, at most 3600 (default 10).
     #[arg(long, value_name = "SECS")]
-    pub timeout: Option<f64>,
-    /// Address-space limit per case, in MiB.
+    pub timeout: Option<TimeoutSecs>,
+    /// Address-space limit per case, in MiB: 16 to 1048576 (default 1024).
     #[arg(long, value_name = "MIB")]
-    pub memory: Option<u64>,
-    /// Most stdout bytes kept per case, in KiB; past it the program is stopped.
+    pub memory: Option<MemoryMib>,
+    /// Most stdout kept per case, in KiB: 1 to 65536 (default 8192); past it the program is
+    /// stopped.
     #[arg(long, value_name = "KIB")]
-    pub output_limit: Option<u64>,
+    pub output_limit: Option<OutputKib>,
     /// Only cases whose name contains PATTERN (`*` is a wildcard).
     #[arg(long, value_name = "PATTERN")]
     pub filter: Option<String>,
-    /// Read this grader config instead of ./grader.toml.
+    /// Read this grader config instead of ./grader.toml (with --instructor-config: the
+    /// submission's, instead of SUBMISSION/grader.toml).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// The instructor's config file: cases, limits, jobs and the sandbox come only from it and
+    /// the flags; the submission's grader.toml gives at most its build and run commands, and
+    /// only where this file allows them. Use it whenever you grade someone else's work.
+    #[arg(long, value_name = "FILE")]
+    pub instructor_config: Option<PathBuf>,
+    /// The submission's folder (default: the current folder): where its grader.toml is, where
+    /// it is built and where relative program paths point.
+    #[arg(long, value_name = "DIR")]
+    pub submission: Option<PathBuf>,
     /// Skip the config's build step.
     #[arg(long)]
     pub no_build: bool,
@@ -147,6 +161,9 @@ pub struct TestArgs {
     /// what is missing, `off` runs the program with process groups and limits only.
     #[arg(long, value_enum, value_name = "MODE")]
     pub sandbox: Option<SandboxMode>,
+    /// Who the program runs as when the grader is root: UID or UID:GID (default 65534, nobody).
+    #[arg(long, value_name = "UID[:GID]")]
+    pub sandbox_uid: Option<RunAs>,
     /// Show every failing case in full, not only the first three.
     #[arg(long, short = 'v')]
     pub verbose: bool,

@@ -1,4 +1,9 @@
-//! `grader.toml`: how to build and run a student's program, where the cases are, the limits.
+//! The two config files: `grader.toml` (the submission's: how to build and run the program, and
+//! when a student grades themselves, cases and limits) and the instructor's config file
+//! (`--instructor-config`: cases, limits, jobs, the sandbox, and whether the submission's build
+//! and run commands may be used). [`crate::plan`] resolves them with the flags into one plan.
+//!
+//! `grader.toml`:
 //!
 //! ```toml
 //! build = "cargo build --release --quiet"   # optional; a shell command run once before grading
@@ -18,6 +23,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::cases::CaseError;
+use crate::values::{Jobs, MemoryMib, OutputKib, RunAs, TimeoutSecs};
 
 /// The file's contents.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -32,7 +38,7 @@ pub struct GraderConfig {
     #[serde(default)]
     pub cases: Vec<PathBuf>,
     /// Cases run at once.
-    pub jobs: Option<usize>,
+    pub jobs: Option<Jobs>,
     /// Limits per case.
     #[serde(default)]
     pub limits: LimitsConfig,
@@ -43,11 +49,18 @@ pub struct GraderConfig {
 #[serde(deny_unknown_fields)]
 pub struct LimitsConfig {
     /// Wall-clock seconds per case.
-    pub timeout_secs: Option<f64>,
+    pub timeout_secs: Option<TimeoutSecs>,
     /// Address space, MiB.
-    pub memory_mb: Option<u64>,
+    pub memory_mb: Option<MemoryMib>,
     /// Captured stdout, KiB.
-    pub output_kb: Option<u64>,
+    pub output_kb: Option<OutputKib>,
+}
+
+impl LimitsConfig {
+    /// Whether any limit is set.
+    pub fn is_set(&self) -> bool {
+        self.timeout_secs.is_some() || self.memory_mb.is_some() || self.output_kb.is_some()
+    }
 }
 
 /// A loaded config and the folder it applies to.
@@ -61,6 +74,21 @@ pub struct Loaded {
     pub path: PathBuf,
 }
 
+fn read(path: &Path) -> Result<String, CaseError> {
+    std::fs::read_to_string(path).map_err(|e| CaseError {
+        path: path.to_path_buf(),
+        line: None,
+        message: format!("cannot read: {e}"),
+    })
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf()
+}
+
 /// Reads and checks a config file; errors name the file and line.
 pub fn load(path: &Path) -> Result<Loaded, CaseError> {
     let err = |line, message: String| CaseError {
@@ -68,7 +96,7 @@ pub fn load(path: &Path) -> Result<Loaded, CaseError> {
         line,
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| err(None, format!("cannot read: {e}")))?;
+    let text = read(path)?;
     let config: GraderConfig =
         toml::from_str(&text).map_err(|e| crate::cases::toml_error(path, &text, &e))?;
     if config.run.is_empty() {
@@ -77,22 +105,153 @@ pub fn load(path: &Path) -> Result<Loaded, CaseError> {
             "`run` is missing or empty: it names the program to grade, e.g. run = [\"python3\", \"main.py\"]".into(),
         ));
     }
-    if let Some(t) = config.limits.timeout_secs
-        && !(t > 0.0 && t.is_finite())
-    {
-        return Err(err(
-            None,
-            format!("limits.timeout_secs must be a positive number, found {t}"),
-        ));
-    }
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
     Ok(Loaded {
         config,
-        dir,
+        dir: parent_dir(path),
+        path: path.to_path_buf(),
+    })
+}
+
+/// What a submission's `grader.toml` says, read without trusting it (instructor mode): only
+/// `build` and `run` are taken, and only where the instructor allows them; every other key is
+/// named so the report can say it was ignored. A file that does not parse gives no commands.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Untrusted {
+    /// `build`, when it is a string.
+    pub build: Option<String>,
+    /// `run`, when it is a list of strings.
+    pub run: Option<Vec<String>>,
+    /// The other top-level keys (`cases`, `jobs`, `limits`, ...).
+    pub other_keys: Vec<String>,
+    /// Why the file could not be read, if it could not.
+    pub unreadable: Option<CaseError>,
+}
+
+/// Reads a submission's `grader.toml` leniently (see [`Untrusted`]).
+pub fn load_untrusted(path: &Path) -> Untrusted {
+    let text = match read(path) {
+        Ok(t) => t,
+        Err(e) => {
+            return Untrusted {
+                unreadable: Some(e),
+                ..Untrusted::default()
+            };
+        }
+    };
+    let table: toml::Table = match toml::from_str(&text) {
+        Ok(t) => t,
+        Err(e) => {
+            return Untrusted {
+                unreadable: Some(crate::cases::toml_error(path, &text, &e)),
+                ..Untrusted::default()
+            };
+        }
+    };
+    let mut u = Untrusted::default();
+    for (key, value) in &table {
+        match key.as_str() {
+            "build" => u.build = value.as_str().map(str::to_string),
+            "run" => {
+                u.run = value.as_array().and_then(|a| {
+                    a.iter()
+                        .map(|v| v.as_str().map(str::to_string))
+                        .collect::<Option<Vec<_>>>()
+                });
+            }
+            other => u.other_keys.push(other.to_string()),
+        }
+    }
+    u
+}
+
+/// The instructor's config file (`--instructor-config FILE`). Everything in it is trusted;
+/// relative paths in `cases` and `allow_read` are relative to its folder.
+///
+/// ```toml
+/// cases = ["cases/public", "cases/hidden"]  # default: the built-in public cases
+/// builtin = false                  # also the built-in public cases
+/// run = ["target/release/isr-leader"]   # optional: the program, in the submission folder
+/// build = "cargo build --release"  # optional: run once in the submission folder
+/// allow_submission_run = false     # use the submission's grader.toml `run` (when `run` is unset)
+/// allow_submission_build = false  # use the submission's grader.toml `build` (when `build` is unset)
+/// build_network = false            # the build step may use the network
+/// allow_read = ["/opt/toolchain"]  # extra folders the program may read
+/// jobs = 2
+/// sandbox = "require"              # require | best-effort | off
+/// sandbox_uid = "65534:65534"      # who the program runs as when the grader is root
+/// [limits]
+/// timeout_secs = 5.0
+/// memory_mb = 1024
+/// output_kb = 4096
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstructorConfig {
+    /// Case folders.
+    #[serde(default)]
+    pub cases: Vec<PathBuf>,
+    /// Also grade on the built-in public cases.
+    #[serde(default)]
+    pub builtin: bool,
+    /// The program and its arguments (relative to the submission folder).
+    pub run: Option<Vec<String>>,
+    /// A shell command run once in the submission folder before grading.
+    pub build: Option<String>,
+    /// Whether the submission's own `run` may be used.
+    #[serde(default)]
+    pub allow_submission_run: bool,
+    /// Whether the submission's own `build` may be used.
+    #[serde(default)]
+    pub allow_submission_build: bool,
+    /// Whether the build step may use the network.
+    #[serde(default)]
+    pub build_network: bool,
+    /// Extra paths the program may read.
+    #[serde(default)]
+    pub allow_read: Vec<PathBuf>,
+    /// Cases run at once.
+    pub jobs: Option<Jobs>,
+    /// How strictly the program is sandboxed.
+    pub sandbox: Option<crate::cli::SandboxMode>,
+    /// Who the program runs as when the grader is root.
+    pub sandbox_uid: Option<RunAs>,
+    /// Limits per case.
+    #[serde(default)]
+    pub limits: LimitsConfig,
+}
+
+/// A loaded instructor config and its folder.
+#[derive(Debug, Clone)]
+pub struct LoadedInstructor {
+    /// The config.
+    pub config: InstructorConfig,
+    /// The folder holding the file.
+    pub dir: PathBuf,
+    /// The file.
+    pub path: PathBuf,
+}
+
+/// Reads and checks the instructor's config file; errors name the file and line.
+pub fn load_instructor(path: &Path) -> Result<LoadedInstructor, CaseError> {
+    let text = read(path)?;
+    let config: InstructorConfig =
+        toml::from_str(&text).map_err(|e| crate::cases::toml_error(path, &text, &e))?;
+    if let Some(run) = &config.run
+        && run.is_empty()
+    {
+        let line = text
+            .lines()
+            .position(|l| l.trim_start().starts_with("run"))
+            .map(|i| i + 1);
+        return Err(CaseError {
+            path: path.to_path_buf(),
+            line,
+            message: "`run` is empty: name the program, or leave `run` out".into(),
+        });
+    }
+    Ok(LoadedInstructor {
+        config,
+        dir: parent_dir(path),
         path: path.to_path_buf(),
     })
 }

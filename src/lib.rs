@@ -1,6 +1,7 @@
 //! The isr-grader library: the parts of the grader that the binary and the tests share.
 //!
-//! - [`cli`]: command-line arguments.
+//! - [`cli`]: command-line arguments; [`values`]: bounded setting values parsed at the edge.
+//! - [`config`], [`plan`]: the config files, resolved with the flags into one validated plan.
 //! - [`cases`]: the case corpus on disk and built in.
 //! - [`runner`]: runs untrusted programs (knows nothing about the exercise).
 //! - [`grade`]: the `test` and `show` commands: run, compare, diagnose, report.
@@ -11,8 +12,10 @@ pub mod cli;
 pub mod config;
 pub mod corpus;
 pub mod grade;
+pub mod plan;
 pub mod report;
 pub mod runner;
+pub mod values;
 
 /// A command's result: the process exit code (0 all good, 1 some case failed or a check failed),
 /// or an error that stops the grader (exit 2).

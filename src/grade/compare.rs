@@ -6,49 +6,54 @@ use similar::{Algorithm, DiffTag, TextDiff};
 use crate::report::{DiffLine, FirstDiff};
 
 /// A normalized line and where it stood in the raw output (1-based).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Line {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Line<'a> {
     /// The raw line number.
     pub number: usize,
     /// The line, trailing whitespace trimmed.
-    pub text: String,
+    pub text: &'a str,
 }
 
-/// Normalizes raw output (invalid UTF-8 is replaced, not rejected).
-pub fn normalize(raw: &[u8]) -> Vec<Line> {
-    String::from_utf8_lossy(raw)
-        .split('\n')
+/// The normalized lines of `text`, one at a time, borrowed (no allocation per line). Decode
+/// raw output with `String::from_utf8_lossy` first (invalid UTF-8 is replaced, not rejected).
+pub fn lines(text: &str) -> impl Iterator<Item = Line<'_>> {
+    text.split('\n')
         .enumerate()
         .map(|(i, l)| Line {
             number: i + 1,
-            text: l.trim_end().to_string(),
+            text: l.trim_end(),
         })
         .filter(|l| !l.text.is_empty())
-        .collect()
+}
+
+/// The normalized lines of `text`, collected.
+pub fn normalize(text: &str) -> Vec<Line<'_>> {
+    lines(text).collect()
 }
 
 /// The first position where the two line lists differ, if any.
-pub fn first_diff(expected: &[String], actual: &[String]) -> Option<FirstDiff> {
+pub fn first_diff<E: AsRef<str>, A: AsRef<str>>(expected: &[E], actual: &[A]) -> Option<FirstDiff> {
     let n = expected.len().max(actual.len());
+    let get = |v: &[E], i: usize| v.get(i).map(|s| s.as_ref().to_string());
     (0..n)
-        .find(|&i| expected.get(i) != actual.get(i))
+        .find(|&i| expected.get(i).map(AsRef::as_ref) != actual.get(i).map(AsRef::as_ref))
         .map(|i| FirstDiff {
             line: i + 1,
-            expected: expected.get(i).cloned(),
-            actual: actual.get(i).cloned(),
+            expected: get(expected, i),
+            actual: actual.get(i).map(|s| s.as_ref().to_string()),
         })
 }
 
 /// A line diff with `context` lines around each change, at most `max_lines` lines (the rest is
 /// summarized in a `~` line).
-pub fn line_diff(
-    expected: &[String],
-    actual: &[String],
+pub fn line_diff<E: AsRef<str>, A: AsRef<str>>(
+    expected: &[E],
+    actual: &[A],
     context: usize,
     max_lines: usize,
 ) -> Vec<DiffLine> {
-    let e: Vec<&str> = expected.iter().map(String::as_str).collect();
-    let a: Vec<&str> = actual.iter().map(String::as_str).collect();
+    let e: Vec<&str> = expected.iter().map(AsRef::as_ref).collect();
+    let a: Vec<&str> = actual.iter().map(AsRef::as_ref).collect();
     let diff = TextDiff::configure()
         .algorithm(Algorithm::Patience)
         .diff_slices(&e, &a);
@@ -92,8 +97,8 @@ mod tests {
 
     #[test]
     fn normalization_ignores_crlf_trailing_space_and_blank_lines() {
-        let n = normalize(b"a \r\n\r\n\nb\t\n  \nc");
-        let texts: Vec<&str> = n.iter().map(|l| l.text.as_str()).collect();
+        let n = normalize("a \r\n\r\n\nb\t\n  \nc");
+        let texts: Vec<&str> = n.iter().map(|l| l.text).collect();
         assert_eq!(texts, ["a", "b", "c"]);
         assert_eq!(n[1].number, 4);
     }

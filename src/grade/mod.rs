@@ -11,7 +11,9 @@ pub mod diagnosis;
 
 use std::ffi::OsString;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use isr_reference::diagnose::is_event_line;
@@ -19,10 +21,11 @@ use isr_reference::explain::explain_steps;
 use isr_reference::{FaultSet, output_lines};
 
 use crate::CmdResult;
-use crate::cases::{self, BUILTIN_LABEL, Case, CaseSource, Visibility};
+use crate::cases::{self, BUILTIN_LABEL, Case, CaseError, CaseSource, Visibility};
 use crate::cli::{DemoArgs, Format, LeaderArgs, ShowArgs, TestArgs};
-use crate::report::{self, BuildReport, CaseReport, Origin, Report, Verdict};
-use crate::runner::{self, Limits, Program, RunOutcome, Termination};
+use crate::plan::{Output, Plan, check_program};
+use crate::report::{self, BuildReport, CaseReport, FirstDiff, Origin, Report, Verdict};
+use crate::runner::{self, Limits, Program, RunOutcome, SpawnError, Termination};
 
 /// What one case produced, for the diagnosis: the program's event lines (None when its output is
 /// not comparable: timeout, crash, output limit).
@@ -36,7 +39,10 @@ pub struct Observation {
 /// `isr-grader test`.
 pub fn test_cmd(args: TestArgs) -> CmdResult {
     let gradescope = args.gradescope.clone();
-    let result = test_inner(args);
+    let result = std::env::current_dir()
+        .map_err(Into::into)
+        .and_then(|cwd| Plan::resolve(&args, &cwd).map_err(Into::into))
+        .and_then(test_plan);
     if let (Err(e), Some(path)) = (&result, &gradescope) {
         let doc = report::gradescope::render_error(&e.to_string());
         let _ = cases::write_atomic(path, format!("{doc:#}\n").as_bytes());
@@ -44,166 +50,241 @@ pub fn test_cmd(args: TestArgs) -> CmdResult {
     result
 }
 
-fn test_inner(args: TestArgs) -> CmdResult {
+/// Set by `SIGINT`/`SIGTERM` (the runner then kills the live groups and starts no new program):
+/// `test` stops starting cases, and writes every report with the cases not run marked so.
+fn interrupt_flag() -> Result<&'static Arc<AtomicBool>, std::io::Error> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    if let Some(f) = FLAG.get() {
+        return Ok(f);
+    }
+    let flag = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, flag.clone())?;
+    }
+    Ok(FLAG.get_or_init(|| flag))
+}
+
+/// The exit code after an interrupt (128 + SIGINT, as shells report it).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+fn test_plan(plan: Plan) -> CmdResult {
     runner::prepare_grader_process()?;
-    let mut clock = Timings::new(args.timings);
-    let cwd = std::env::current_dir()?;
-    let config = if let Some(p) = &args.config {
-        Some(crate::config::load(p)?)
-    } else if args.program.is_empty() {
-        let p = Path::new("grader.toml");
-        if !p.exists() {
-            return Err(format!(
-                "no program to grade: give one after `--` (e.g. `isr-grader test -- python3 main.py`), or run in a folder with a grader.toml (student-template/ has one; {} has none)",
-                cwd.display()
-            )
-            .into());
-        }
-        Some(crate::config::load(p)?)
-    } else {
-        None
-    };
-    let (argv, base) = if !args.program.is_empty() {
-        (args.program.clone(), cwd.clone())
-    } else {
-        let c = config.as_ref().ok_or("no program to grade")?;
-        (c.config.run.clone(), absolute(&cwd, &c.dir))
-    };
-    let shown_program = argv.join(" ");
-    let argv = resolve_args(&argv, &base);
+    let interrupted = interrupt_flag()?;
+    let mut clock = Timings::new(plan.output.timings);
 
     // Cases.
-    let mut sources = Vec::new();
-    if !args.cases.is_empty() {
-        if args.builtin {
-            sources.push(CaseSource::BuiltinPublic);
-        }
-        sources.extend(args.cases.iter().cloned().map(CaseSource::Dir));
-    } else if let Some(c) = config.as_ref().filter(|c| !c.config.cases.is_empty()) {
-        sources.extend(
-            c.config
-                .cases
-                .iter()
-                .map(|d| CaseSource::Dir(absolute(&c.dir, d))),
-        );
-    } else {
-        sources.push(CaseSource::BuiltinPublic);
-    }
-    let mut all = cases::load(&sources)?;
-    if let Some(f) = &args.filter {
+    let mut all = cases::load(&plan.sources)?;
+    if let Some(f) = &plan.filter {
         all.retain(|c| cases::name_matches(&c.name, f));
         if all.is_empty() {
             return Err(format!("no case matches --filter {f:?}").into());
         }
     }
-    for c in &all {
-        if c.expected.is_none() {
-            return Err(format!(
-                "{}: missing expected output (run `isr-grader bless` on its folder)",
-                c.expected_path().display()
-            )
-            .into());
-        }
-    }
+    check_cases(&all, &plan.limits)?;
     clock.lap("load cases");
-    let policy = sandbox_policy(&args, &sources);
     let grader_exe = std::env::current_exe()?;
-    let mut sandbox = runner::sandbox::prepare(&policy, &grader_exe)?;
-    let case_sources: Vec<String> = sources
+    let mut sandbox = runner::sandbox::prepare(&plan.sandbox, &grader_exe)?;
+    let case_sources: Vec<String> = plan
+        .sources
         .iter()
         .map(|s| match s {
             CaseSource::BuiltinPublic => BUILTIN_LABEL.to_string(),
             CaseSource::Dir(d) => d.display().to_string(),
         })
         .collect();
+    let mut report = Report {
+        program: plan.shown_program.clone(),
+        case_sources,
+        sandbox: sandbox.status.to_string(),
+        notes: plan.notes.clone(),
+        interrupted: false,
+        build: None,
+        cases: Vec::new(),
+        diagnosis: None,
+    };
 
     // Build.
-    let mut build = None;
-    if let Some(c) = &config
-        && let Some(cmd) = &c.config.build
-        && !args.no_build
-    {
-        if args.format == Format::Human {
-            eprintln!("building: {cmd}");
+    if let Some(step) = &plan.build {
+        if plan.output.format == Format::Human {
+            eprintln!("building: {}", report::visible(&step.command));
         }
-        let dir = absolute(&cwd, &c.dir);
-        // The build is submission code too: the same hidden paths, writes only to its own
-        // folder, and (a root grader) uid 0 without capabilities, since toolchains often live
-        // in root's home.
-        let build_policy = runner::sandbox::Policy {
-            read_only: vec!["/".into()],
-            read_write: vec![dir.clone()],
-            run_as: Some((0, 0)),
-            ..policy.clone()
-        };
-        let build_sandbox = runner::sandbox::prepare(&build_policy, &grader_exe)?;
-        let b = run_build(cmd, &dir, build_sandbox)?;
+        let build_sandbox = runner::sandbox::prepare(&step.policy, &grader_exe)?;
+        let b = run_build(&step.command, &step.dir, build_sandbox)?;
         let ok = b.ok;
-        build = Some(b);
-        if !ok {
-            let report = Report {
-                program: shown_program,
-                case_sources,
-                sandbox: sandbox.status.to_string(),
-                build,
-                cases: Vec::new(),
-                diagnosis: None,
-            };
-            emit(&report, &args)?;
-            return Ok(1);
+        report.build = Some(b);
+        if !ok || interrupted.load(Ordering::SeqCst) {
+            report.interrupted = interrupted.load(Ordering::SeqCst);
+            if report.interrupted {
+                report.cases = all.iter().map(|c| not_run(c).0).collect();
+            }
+            emit(&report, &plan.output)?;
+            return Ok(if report.interrupted {
+                EXIT_INTERRUPTED
+            } else {
+                1
+            });
         }
     }
-
     clock.lap("build");
-    // Run.
-    let limits = limits(&args, config.as_ref().map(|c| &c.config));
-    let mut program = Program::new(argv.iter().map(OsString::from));
-    program.sandbox = Some(std::sync::Arc::new(sandbox.clone()));
+
+    // Run and judge each case as it ends, so that only the verdicts (bounded in size) are kept,
+    // never every case's output.
+    let mut program = Program::new(plan.program.iter().map(OsString::from));
+    program.sandbox = Some(Arc::new(sandbox.clone()));
     let exe =
         runner::resolve(&program).map_err(|e| format!("cannot start the program to grade: {e}"))?;
+    check_program(&exe)?;
     sandbox.admit(&exe, &program.argv)?;
-    program.sandbox = Some(std::sync::Arc::new(sandbox.clone()));
+    report.sandbox = sandbox.status.to_string();
+    program.sandbox = Some(Arc::new(sandbox));
     for var in ["HOME", "LANG", "LC_ALL", "TMPDIR"] {
         if let Some(v) = std::env::var_os(var) {
             program.env.push((var.into(), v));
         }
     }
-    let jobs = args
-        .jobs
-        .or(config.as_ref().and_then(|c| c.config.jobs))
-        .unwrap_or(0);
-    let outcomes = runner::run_parallel(jobs, &all, |case| {
-        runner::run(&program, case.trace_text.as_bytes(), &limits)
+    let limits = &plan.limits;
+    let judged = runner::run_parallel(plan.jobs, &all, |case| {
+        if interrupted.load(Ordering::SeqCst) {
+            return Ok(not_run(case));
+        }
+        match runner::run(&program, case.trace_text.as_bytes(), limits) {
+            // Killed by the interrupt handler: not the program's doing.
+            Ok(run)
+                if interrupted.load(Ordering::SeqCst)
+                    && matches!(run.termination, Termination::Signaled { signal: 9, .. }) =>
+            {
+                Ok(not_run(case))
+            }
+            Ok(run) => Ok(judge(case, &run)),
+            Err(SpawnError::Other(e)) if e.kind() == std::io::ErrorKind::Interrupted => {
+                Ok(not_run(case))
+            }
+            Err(e) => Err(e),
+        }
     });
-    let mut runs = Vec::with_capacity(outcomes.len());
-    for o in outcomes {
-        match o {
-            Ok(r) => runs.push(r),
+    let mut reports = Vec::with_capacity(judged.len());
+    let mut observations = Vec::with_capacity(judged.len());
+    for j in judged {
+        match j {
+            Ok((r, o)) => {
+                reports.push(r);
+                observations.push(o);
+            }
             Err(e) => return Err(format!("cannot start the program to grade: {e}").into()),
         }
     }
-
-    clock.lap("run");
-    // Judge, diagnose, report.
-    let (reports, observations): (Vec<CaseReport>, Vec<Observation>) = all
-        .iter()
-        .zip(&runs)
-        .map(|(case, run)| judge(case, run))
-        .unzip();
-    clock.lap("judge");
-    let diagnosis = diagnosis::diagnose(&all, &reports, &observations);
+    clock.lap("run+judge");
+    report.interrupted = interrupted.load(Ordering::SeqCst);
+    // Diagnose only a whole run: a partial one would name mistakes from half the evidence.
+    if !report.interrupted {
+        report.diagnosis = Some(diagnosis::diagnose(&all, &reports, &observations));
+    }
     clock.lap("diagnose");
-    let report = Report {
-        program: shown_program,
-        case_sources,
-        sandbox: sandbox.status.to_string(),
-        build,
-        cases: reports,
-        diagnosis: Some(diagnosis),
-    };
-    emit(&report, &args)?;
+    report.cases = reports;
+    emit(&report, &plan.output)?;
     clock.lap("report");
-    Ok(if report.all_passed() { 0 } else { 1 })
+    Ok(if report.interrupted {
+        EXIT_INTERRUPTED
+    } else if report.all_passed() {
+        0
+    } else {
+        1
+    })
+}
+
+/// The report of a case that was not run because the grader was interrupted.
+fn not_run(case: &Case) -> (CaseReport, Observation) {
+    let report = CaseReport {
+        name: case.name.clone(),
+        title: case.meta.title.clone(),
+        hidden: case.meta.visibility == Visibility::Hidden,
+        verdict: Verdict::NotRun,
+        points: 0,
+        max_points: case.meta.points,
+        first_diff: None,
+        origin: None,
+        diff: Vec::new(),
+        stray_lines: Vec::new(),
+        stray_total: 0,
+        stderr_tail: String::new(),
+        show_command: None,
+        elapsed: Duration::ZERO,
+    };
+    (
+        report,
+        Observation {
+            events: None,
+            expected: Vec::new(),
+        },
+    )
+}
+
+/// The instructor's own mistakes, refused before anything runs (each names the file, and the
+/// line where there is one): a case without an expected output, an expected output that is not
+/// what the reference prints for its trace (stale: a correct program would fail it), one larger
+/// than the output limit (a correct program would be stopped), points that overflow.
+fn check_cases(all: &[Case], limits: &Limits) -> Result<(), CaseError> {
+    let mut total: u32 = 0;
+    for c in all {
+        let Some(expected) = &c.expected else {
+            return Err(CaseError {
+                path: c.expected_path(),
+                line: None,
+                message: "missing expected output (run `isr-grader bless` on its folder)".into(),
+            });
+        };
+        if expected.len() > limits.output_cap {
+            return Err(CaseError {
+                path: c.expected_path(),
+                line: None,
+                message: format!(
+                    "{} bytes, more than the output limit of {} KiB: a correct program would be stopped; raise --output-limit",
+                    expected.len(),
+                    limits.output_cap >> 10
+                ),
+            });
+        }
+        let reference = isr_reference::output(&c.trace, FaultSet::NONE);
+        let want = compare::normalize(&reference);
+        let have = compare::normalize(expected);
+        let n = want.len().max(have.len());
+        if let Some(i) =
+            (0..n).find(|&i| want.get(i).map(|l| l.text) != have.get(i).map(|l| l.text))
+        {
+            let line = have
+                .get(i)
+                .map(|l| l.number)
+                .or_else(|| Some(expected.lines().count() + 1));
+            return Err(CaseError {
+                path: c.expected_path(),
+                line,
+                message: format!(
+                    "stale expected output: the reference prints {} here for {}, the file has {}; run `isr-grader bless` on its folder",
+                    want.get(i)
+                        .map_or("nothing more".to_string(), |l| format!("`{}`", l.text)),
+                    c.trace_path.display(),
+                    have.get(i).map_or("nothing more".to_string(), |l| format!(
+                        "`{}`",
+                        report::visible(l.text)
+                    )),
+                ),
+            });
+        }
+        total = total.checked_add(c.meta.points).ok_or_else(|| {
+            let path = c.meta_path();
+            let line = std::fs::read_to_string(&path).ok().and_then(|t| {
+                t.lines()
+                    .position(|l| l.trim_start().starts_with("points"))
+                    .map(|i| i + 1)
+            });
+            CaseError {
+                path,
+                line,
+                message: format!("points: the total over the cases passes {} here", u32::MAX),
+            }
+        })?;
+    }
+    Ok(())
 }
 
 /// Phase timings for `--timings` (stderr only, so reports stay deterministic).
@@ -232,66 +313,12 @@ impl Timings {
     }
 }
 
-fn absolute(base: &Path, p: &Path) -> PathBuf {
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        base.join(p)
-    }
-}
-
-/// Arguments that name existing files relative to `base` become absolute paths, since the
-/// program runs in a fresh temporary folder (`python3 main.py` keeps working).
-fn resolve_args(argv: &[String], base: &Path) -> Vec<String> {
-    argv.iter()
-        .enumerate()
-        .map(|(i, a)| {
-            let p = Path::new(a);
-            let looks_like_path = i > 0 || a.contains('/');
-            if looks_like_path && !a.starts_with('-') && !p.is_absolute() && base.join(p).exists() {
-                base.join(p).display().to_string()
-            } else {
-                a.clone()
-            }
-        })
-        .collect()
-}
-
-/// The sandbox policy: instructor-side settings only (flags), never the submission's files.
-fn sandbox_policy(args: &TestArgs, sources: &[CaseSource]) -> runner::sandbox::Policy {
-    let mut hidden: Vec<PathBuf> = sources
-        .iter()
-        .filter_map(|s| match s {
-            CaseSource::Dir(d) => Some(d.clone()),
-            CaseSource::BuiltinPublic => None,
-        })
-        .collect();
-    hidden.extend(args.junit.iter().cloned());
-    hidden.extend(args.gradescope.iter().cloned());
-    runner::sandbox::Policy {
-        mode: args.sandbox.unwrap_or_default().into(),
-        hidden,
-        ..Default::default()
-    }
-}
-
-fn limits(args: &TestArgs, config: Option<&crate::config::GraderConfig>) -> Limits {
-    let mut l = Limits::default();
-    let c = config.map(|c| &c.limits);
-    if let Some(t) = args.timeout.or(c.and_then(|c| c.timeout_secs))
-        && t > 0.0
-        && t.is_finite()
-    {
-        l.timeout = Duration::from_secs_f64(t);
-    }
-    if let Some(m) = args.memory.or(c.and_then(|c| c.memory_mb)) {
-        l.memory_bytes = Some(m.saturating_mul(1 << 20));
-    }
-    if let Some(k) = args.output_limit.or(c.and_then(|c| c.output_kb)) {
-        l.output_cap = usize::try_from(k.saturating_mul(1024)).unwrap_or(usize::MAX);
-    }
-    l
-}
+/// Longest program-originated line kept in a report, in bytes (longer ones are cut).
+pub const MAX_LINE_BYTES: usize = 200;
+/// Most stray lines kept per case (all are counted).
+pub const MAX_STRAY_LINES: usize = 20;
+/// Lines of the build's output kept.
+const BUILD_TAIL_LINES: usize = 30;
 
 fn run_build(
     cmd: &str,
@@ -301,7 +328,7 @@ fn run_build(
     let mut program = Program::new(["sh", "-c", cmd]);
     program.env = std::env::vars_os().collect();
     program.cwd = Some(dir.to_path_buf());
-    program.sandbox = Some(std::sync::Arc::new(sandbox));
+    program.sandbox = Some(Arc::new(sandbox));
     let limits = Limits {
         timeout: Duration::from_secs(900),
         memory_bytes: None,
@@ -312,10 +339,14 @@ fn run_build(
     };
     let out = runner::run(&program, b"", &limits)
         .map_err(|e| format!("cannot run the build command `{cmd}`: {e}"))?;
-    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&out.stderr_tail));
-    let lines: Vec<&str> = text.lines().collect();
-    let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+    // The tail of stdout, then of stderr: only the last lines are kept, each cut to a bound.
+    let mut tail: Vec<String> = Vec::with_capacity(BUILD_TAIL_LINES);
+    for part in [&out.stdout, &out.stderr_tail] {
+        let text = String::from_utf8_lossy(part);
+        let lines: Vec<&str> = text.lines().rev().take(BUILD_TAIL_LINES).collect();
+        tail.extend(lines.into_iter().rev().map(|l| cut(l).into_owned()));
+    }
+    let tail = tail[tail.len().saturating_sub(BUILD_TAIL_LINES)..].join("\n");
     Ok(BuildReport {
         command: cmd.to_string(),
         ok: out.termination == Termination::Exited(0),
@@ -323,26 +354,62 @@ fn run_build(
     })
 }
 
+/// `line` cut to [`MAX_LINE_BYTES`] (on a character boundary), with a note of what was cut.
+fn cut(line: &str) -> std::borrow::Cow<'_, str> {
+    if line.len() <= MAX_LINE_BYTES {
+        return line.into();
+    }
+    let mut end = MAX_LINE_BYTES;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} more bytes)", &line[..end], line.len() - end).into()
+}
+
 /// Turns one run into a verdict and, when it failed, the details a student needs.
+///
+/// What it keeps is bounded whatever the program printed: the program's lines are borrowed from
+/// its output (no allocation per line), at most the expected count plus [`EXTRA_LINES`] are
+/// kept for comparing, at most [`MAX_STRAY_LINES`] stray lines (all counted), lines cut to
+/// [`MAX_LINE_BYTES`], a diff of at most 40 lines around the first difference, and event lines
+/// for the diagnosis only while they stay within a few times the expected output.
 pub fn judge(case: &Case, run: &RunOutcome) -> (CaseReport, Observation) {
     let expected_text = case.expected.as_deref().unwrap_or("");
-    let expected: Vec<String> = compare::normalize(expected_text.as_bytes())
+    let expected: Vec<String> = compare::normalize(expected_text)
         .into_iter()
-        .map(|l| l.text)
+        .map(|l| l.text.to_string())
         .collect();
-    let actual_lines = compare::normalize(&run.stdout);
-    let actual: Vec<String> = actual_lines.iter().map(|l| l.text.clone()).collect();
-    let stray_lines: Vec<(usize, String)> = actual_lines
-        .iter()
-        .filter(|l| !is_event_line(&l.text))
-        .map(|l| (l.number, l.text.clone()))
-        .collect();
-    let events: Vec<String> = actual
-        .iter()
-        .filter(|l| is_event_line(l))
-        .cloned()
-        .collect();
-    let matches = expected == actual;
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let keep = expected.len() + EXTRA_LINES;
+    let max_events = 4 * expected.len() + 1024;
+    let mut actual: Vec<&str> = Vec::with_capacity(keep.min(1 << 16));
+    let mut actual_total = 0usize;
+    let mut stray_lines = Vec::new();
+    let mut stray_total = 0usize;
+    let mut events: Option<Vec<String>> = Some(Vec::new());
+    for line in compare::lines(&stdout) {
+        actual_total += 1;
+        if actual.len() < keep {
+            actual.push(line.text);
+        }
+        if is_event_line(line.text) {
+            if let Some(ev) = &mut events {
+                if ev.len() < max_events && line.text.len() <= 4096 {
+                    ev.push(line.text.to_string());
+                } else {
+                    // Far more output than any known mistake prints: nothing to diagnose.
+                    events = None;
+                }
+            }
+        } else {
+            stray_total += 1;
+            if stray_lines.len() < MAX_STRAY_LINES {
+                stray_lines.push((line.number, cut(line.text).into_owned()));
+            }
+        }
+    }
+    let matches =
+        actual_total == expected.len() && expected.iter().zip(&actual).all(|(e, a)| e == a);
     let comparable = matches!(run.termination, Termination::Exited(_));
     let verdict = match &run.termination {
         Termination::TimedOut => Verdict::Timeout,
@@ -352,22 +419,41 @@ pub fn judge(case: &Case, run: &RunOutcome) -> (CaseReport, Observation) {
         },
         Termination::Exited(code) if *code != 0 => Verdict::ExitCode { code: *code },
         Termination::Exited(_) if matches => Verdict::Pass,
-        Termination::Exited(_) if actual.is_empty() => Verdict::NoOutput,
+        Termination::Exited(_) if actual_total == 0 => Verdict::NoOutput,
         Termination::Exited(_) => Verdict::Wrong,
     };
+    // `actual` holds more lines than expected whenever it was cut, so the first difference is
+    // within it.
     let first_diff = if matches || matches!(verdict, Verdict::OutputLimit) {
         None
     } else {
-        compare::first_diff(&expected, &actual)
+        compare::first_diff(&expected, &actual).map(|d| FirstDiff {
+            line: d.line,
+            expected: d.expected.map(|l| cut(&l).into_owned()),
+            actual: d.actual.map(|l| cut(&l).into_owned()),
+        })
     };
     let origin = first_diff
         .as_ref()
         .filter(|d| d.expected.is_some())
         .and_then(|d| origin(case, d.line - 1));
-    let diff = if first_diff.is_some() {
-        compare::line_diff(&expected, &actual, 3, 40)
-    } else {
-        Vec::new()
+    let diff = match &first_diff {
+        Some(d) => {
+            // Around the first difference only: a diff of millions of lines is neither
+            // readable nor cheap.
+            let from = (d.line - 1).saturating_sub(3);
+            let window = |n: usize| from.min(n)..(d.line + DIFF_WINDOW).min(n);
+            let e = &expected[window(expected.len())];
+            let a = &actual[window(actual.len())];
+            let mut diff = compare::line_diff(e, a, 3, 40);
+            for l in &mut diff {
+                if l.text.len() > MAX_LINE_BYTES {
+                    l.text = cut(&l.text).into_owned();
+                }
+            }
+            diff
+        }
+        None => Vec::new(),
     };
     let max_points = case.meta.points;
     let report = CaseReport {
@@ -381,6 +467,7 @@ pub fn judge(case: &Case, run: &RunOutcome) -> (CaseReport, Observation) {
         origin,
         diff,
         stray_lines,
+        stray_total,
         stderr_tail: String::from_utf8_lossy(&run.stderr_tail).into_owned(),
         show_command: show_command(case),
         elapsed: run.elapsed,
@@ -388,11 +475,16 @@ pub fn judge(case: &Case, run: &RunOutcome) -> (CaseReport, Observation) {
     (
         report,
         Observation {
-            events: comparable.then_some(events),
+            events: if comparable { events } else { None },
             expected,
         },
     )
 }
+
+/// Lines kept past the expected count for comparing (the rest is only counted).
+const EXTRA_LINES: usize = 100;
+/// Lines after the first difference that the diff looks at.
+const DIFF_WINDOW: usize = 60;
 
 /// How a student sees this case in full (public cases only).
 fn show_command(case: &Case) -> Option<String> {
@@ -430,7 +522,7 @@ fn origin(case: &Case, index: usize) -> Option<Origin> {
     })
 }
 
-fn emit(report: &Report, args: &TestArgs) -> Result<(), Box<dyn std::error::Error>> {
+fn emit(report: &Report, args: &Output) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(path) = &args.junit {
         let xml = report::junit::render(report)?;
         cases::write_atomic(path, xml.as_bytes())

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::Report;
+use super::{Report, visible, visible_lines};
 
 /// The results.json document for a report.
 pub fn render(report: &Report) -> Value {
@@ -16,8 +16,8 @@ pub fn render(report: &Report) -> Value {
                 output.push_str(&format!(
                     "\nfirst difference at output line {}\n  expected: {}\n  actual:   {}",
                     d.line,
-                    d.expected.as_deref().unwrap_or("(nothing more)"),
-                    d.actual.as_deref().unwrap_or("(nothing more)")
+                    visible(d.expected.as_deref().unwrap_or("(nothing more)")),
+                    visible(d.actual.as_deref().unwrap_or("(nothing more)"))
                 ));
             }
             if let Some(o) = &c.origin {
@@ -47,7 +47,14 @@ pub fn render(report: &Report) -> Value {
         report.max_points()
     );
     if let Some(b) = report.build.as_ref().filter(|b| !b.ok) {
-        output = format!("build failed: {}\n{}", b.command, b.output_tail);
+        output = format!(
+            "build failed: {}\n{}",
+            visible(&b.command),
+            visible_lines(&b.output_tail)
+        );
+    }
+    if report.interrupted {
+        output.push_str("\n\nThe grader was interrupted: cases marked not-run were not graded.");
     }
     if let Some(d) = &report.diagnosis {
         if d.exact && !d.mistakes.is_empty() {

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 
-use super::{CaseReport, Report};
+use super::{CaseReport, Report, Verdict, visible};
 
 const PASS: Style = AnsiColor::Green.on_default();
 const FAIL: Style = AnsiColor::Red.on_default().bold();
@@ -40,7 +40,7 @@ pub fn render(report: &Report, opts: Options) -> String {
     let _ = writeln!(
         s,
         "Grading {} on {} case{} ({})",
-        styled(BOLD, &report.program),
+        styled(BOLD, &visible(&report.program)),
         report.cases.len(),
         if report.cases.len() == 1 { "" } else { "s" },
         report.case_sources.join(", ")
@@ -50,12 +50,27 @@ pub fn render(report: &Report, opts: Options) -> String {
         "{}",
         styled(DIM, &format!("sandbox: {}", report.sandbox))
     );
+    for note in &report.notes {
+        let _ = writeln!(s, "{} {}", styled(NOTE, "note:"), visible(note));
+    }
     if let Some(b) = &report.build {
         if !b.ok {
-            let _ = writeln!(s, "\n{} `{}`", styled(FAIL, "BUILD FAILED:"), b.command);
+            let _ = writeln!(
+                s,
+                "\n{} `{}`",
+                styled(FAIL, "BUILD FAILED:"),
+                visible(&b.command)
+            );
             let _ = writeln!(s, "{}", styled(DIM, "last lines of its output:"));
             for l in b.output_tail.lines() {
-                let _ = writeln!(s, "  {l}");
+                let _ = writeln!(s, "  {}", visible(l));
+            }
+            if report.interrupted {
+                let _ = writeln!(
+                    s,
+                    "\nThe grader was interrupted during the build: no case was run."
+                );
+                return s;
             }
             let _ = writeln!(
                 s,
@@ -69,6 +84,15 @@ pub fn render(report: &Report, opts: Options) -> String {
     for c in &report.cases {
         if c.verdict.passed() {
             let _ = writeln!(s, "  {}  {}", styled(PASS, "pass"), c.name);
+        } else if c.verdict == Verdict::NotRun {
+            let _ = writeln!(
+                s,
+                "  {}  {:w$}  {}",
+                styled(DIM, "skip"),
+                c.name,
+                c.verdict.describe(),
+                w = width
+            );
         } else {
             let _ = writeln!(
                 s,
@@ -83,7 +107,7 @@ pub fn render(report: &Report, opts: Options) -> String {
     let failing: Vec<&CaseReport> = report
         .cases
         .iter()
-        .filter(|c| !c.verdict.passed())
+        .filter(|c| !c.verdict.passed() && c.verdict != Verdict::NotRun)
         .collect();
     for (k, c) in failing.iter().enumerate() {
         if k < opts.details {
@@ -106,6 +130,19 @@ pub fn render(report: &Report, opts: Options) -> String {
         report.points(),
         report.max_points()
     );
+    if report.interrupted {
+        let not_run = report
+            .cases
+            .iter()
+            .filter(|c| c.verdict == Verdict::NotRun)
+            .count();
+        let _ = writeln!(
+            s,
+            "{} the grader was interrupted: {not_run} case{} not run, no diagnosis.",
+            styled(NOTE, "Incomplete:"),
+            if not_run == 1 { "" } else { "s" }
+        );
+    }
     if let Some(d) = &report.diagnosis {
         diagnosis(&mut s, d, &failing, &report.cases);
     }
@@ -126,12 +163,18 @@ fn details(s: &mut String, c: &CaseReport) {
         let _ = writeln!(
             s,
             "     expected: {}",
-            styled(EXPECTED, d.expected.as_deref().unwrap_or("(nothing more)"))
+            styled(
+                EXPECTED,
+                &visible(d.expected.as_deref().unwrap_or("(nothing more)"))
+            )
         );
         let _ = writeln!(
             s,
             "     yours:    {}",
-            styled(ACTUAL, d.actual.as_deref().unwrap_or("(nothing more)"))
+            styled(
+                ACTUAL,
+                &visible(d.actual.as_deref().unwrap_or("(nothing more)"))
+            )
         );
     }
     if let Some(o) = &c.origin {
@@ -159,11 +202,11 @@ fn details(s: &mut String, c: &CaseReport) {
             styled(ACTUAL, "+")
         );
         for l in &c.diff {
-            let line = format!("{}{}", l.tag, l.text);
+            let line = format!("{}{}", l.tag, visible(&l.text));
             let text = match l.tag {
                 '-' => styled(EXPECTED, &line),
                 '+' => styled(ACTUAL, &line),
-                '~' => styled(DIM, &l.text),
+                '~' => styled(DIM, &visible(&l.text)),
                 _ => line,
             };
             let _ = writeln!(s, "     {text}");
@@ -176,17 +219,18 @@ fn details(s: &mut String, c: &CaseReport) {
             styled(NOTE, "note:")
         );
         for (n, l) in c.stray_lines.iter().take(5) {
-            let _ = writeln!(s, "     line {n}: {l}");
+            let _ = writeln!(s, "     line {n}: {}", visible(l));
         }
-        if c.stray_lines.len() > 5 {
-            let _ = writeln!(s, "     ... and {} more", c.stray_lines.len() - 5);
+        let total = c.stray_total.max(c.stray_lines.len());
+        if total > 5 {
+            let _ = writeln!(s, "     ... and {} more", total - 5);
         }
     }
     if !c.stderr_tail.is_empty() {
         let _ = writeln!(s, "   {}", styled(DIM, "stderr (last lines):"));
         let lines: Vec<&str> = c.stderr_tail.lines().collect();
         for l in &lines[lines.len().saturating_sub(10)..] {
-            let _ = writeln!(s, "     {}", styled(DIM, l));
+            let _ = writeln!(s, "     {}", styled(DIM, &visible(l)));
         }
     }
 }

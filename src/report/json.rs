@@ -24,6 +24,7 @@ pub fn render(report: &Report) -> Value {
                 "actual_line": c.first_diff.as_ref().and_then(|d| d.actual.clone()),
                 "origin": c.origin,
                 "stray_lines": c.stray_lines.iter().map(|(n, l)| json!({"line": n, "text": l})).collect::<Vec<_>>(),
+                "stray_lines_total": c.stray_total,
                 "stderr_tail": c.stderr_tail,
             })
         })
@@ -43,6 +44,8 @@ pub fn render(report: &Report) -> Value {
         "program": report.program,
         "case_sources": report.case_sources,
         "sandbox": report.sandbox,
+        "notes": report.notes,
+        "interrupted": report.interrupted,
         "build": report.build,
         "summary": {
             "cases": report.cases.len(),
@@ -50,6 +53,7 @@ pub fn render(report: &Report) -> Value {
             "failed": report.cases.len() - report.passed(),
             "points": report.points(),
             "max_points": report.max_points(),
+            "not_run": report.cases.iter().filter(|c| c.verdict == super::Verdict::NotRun).count(),
         },
         "cases": cases,
         "diagnosis": diagnosis,

@@ -8,6 +8,8 @@ pub mod human;
 pub mod json;
 pub mod junit;
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -36,11 +38,13 @@ pub enum Verdict {
     OutputLimit,
     /// Printed nothing where output was expected.
     NoOutput,
+    /// Not run: the grader was interrupted (SIGINT/SIGTERM) before or while running it.
+    NotRun,
 }
 
 impl Verdict {
     /// The short name: `pass`, `wrong`, `timeout`, `crash`, `exit-code`, `output-limit`,
-    /// `no-output`.
+    /// `no-output`, `not-run`.
     pub fn name(&self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
@@ -50,6 +54,7 @@ impl Verdict {
             Verdict::ExitCode { .. } => "exit-code",
             Verdict::OutputLimit => "output-limit",
             Verdict::NoOutput => "no-output",
+            Verdict::NotRun => "not-run",
         }
     }
 
@@ -63,6 +68,7 @@ impl Verdict {
             Verdict::ExitCode { code } => format!("exit code {code}"),
             Verdict::OutputLimit => "output limit exceeded".into(),
             Verdict::NoOutput => "no output".into(),
+            Verdict::NotRun => "not run (the grader was interrupted)".into(),
         }
     }
 
@@ -124,8 +130,11 @@ pub struct CaseReport {
     pub origin: Option<Origin>,
     /// A line diff with context (empty when the output matched).
     pub diff: Vec<DiffLine>,
-    /// Lines of stdout that are not events of the exercise (1-based line, text).
+    /// Lines of stdout that are not events of the exercise (1-based line, text): the first
+    /// few only, each cut to a bound.
     pub stray_lines: Vec<(usize, String)>,
+    /// How many such lines there were in all.
+    pub stray_total: usize,
     /// The end of what the program wrote to stderr.
     pub stderr_tail: String,
     /// A command that shows the case in full with its explanation (None for hidden cases).
@@ -199,6 +208,10 @@ pub struct Report {
     /// The protections in force while the program ran, in words (`pid+net+mount namespaces,
     /// landlock v7, uid 65534`, or `none (...)`).
     pub sandbox: String,
+    /// What the grader decided that the reader should know (settings it ignored).
+    pub notes: Vec<String>,
+    /// Whether the grader was interrupted (cases not run are marked `not-run`).
+    pub interrupted: bool,
     /// The build step, if one ran.
     pub build: Option<BuildReport>,
     /// Every case, in corpus order.
@@ -226,5 +239,61 @@ impl Report {
     /// Whether everything passed (and the build, if any, succeeded).
     pub fn all_passed(&self) -> bool {
         self.build.as_ref().is_none_or(|b| b.ok) && self.cases.iter().all(|c| c.verdict.passed())
+    }
+}
+
+/// `text` with every control character (C0, DEL, C1) and every bidirectional-override
+/// character shown visibly (`\x1b`, `\t`, `\u{202e}`), so that nothing a program printed can
+/// move the cursor, clear the screen, recolour a report or write the clipboard (OSC 52) when
+/// the report reaches a terminal. Use it on every program-originated string.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    let hidden =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !text.chars().any(hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x100 && hidden(c) => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if hidden(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// [`visible`] line by line: line breaks are kept, everything else escaped.
+pub fn visible_lines(text: &str) -> String {
+    text.split('\n')
+        .map(|l| visible(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_shown_not_sent() {
+        assert_eq!(visible("plain text"), "plain text");
+        assert_eq!(
+            visible("\x1b[2J\x1b[32mResult: 36/36"),
+            "\\x1b[2J\\x1b[32mResult: 36/36"
+        );
+        assert_eq!(visible("\x1b]52;c;aGk=\x07"), "\\x1b]52;c;aGk=\\x07");
+        assert_eq!(
+            visible("a\tb\rc\u{9b}d\u{202e}e\x7f"),
+            "a\\tb\\rc\\x9bd\\u{202e}e\\x7f"
+        );
+        assert_eq!(visible_lines("a\x1b\nb"), "a\\x1b\nb");
     }
 }

@@ -1,4 +1,8 @@
 //! The registry of live process groups, killing groups, and the grader's interrupt handler.
+//!
+//! An interrupt (`SIGINT`/`SIGTERM`) closes the registry: every live group is killed and no
+//! program starts afterwards (a spawn fails with [`io::ErrorKind::Interrupted`]), so the caller
+//! can finish on its own terms (write its reports) and exit. A second interrupt exits at once.
 
 use std::collections::BTreeSet;
 use std::io;
@@ -16,11 +20,19 @@ static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 /// Main processes of runs that have been spawned and not yet reaped (their pids are their
 /// group ids, but they stay here after the group is unregistered, until they are reaped).
 static IN_FLIGHT: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+/// Set (under the spawn gate held for writing) by the first interrupt: nothing starts after it.
+static CLOSED: AtomicBool = AtomicBool::new(false);
 
 /// Spawns `command` (which must put the child in a new process group of its own) and
 /// registers the group. Returns the child and its process-group id.
 pub(super) fn spawn_registered(command: &mut Command) -> io::Result<(Child, Pid)> {
     let _gate = SPAWN_GATE.read().unwrap_or_else(PoisonError::into_inner);
+    if CLOSED.load(Ordering::SeqCst) {
+        return Err(io::Error::new(
+            io::ErrorKind::Interrupted,
+            "the grader was interrupted",
+        ));
+    }
     let mut child = command.spawn()?;
     // `spawn` returns after exec succeeded, so the child already leads its own group.
     let Some(pgid) = i32::try_from(child.id()).ok().and_then(Pid::from_raw) else {
@@ -111,11 +123,21 @@ fn kill_all_registered() -> usize {
     groups.len()
 }
 
-/// Kills every live group and exits the grader with code 130, without releasing the spawn
-/// gate: no new program can start between the kill and the exit.
-fn interrupted() -> ! {
+/// The first interrupt: closes the registry (no program starts after it) and kills every live
+/// group, both under the spawn gate, so no spawn can fall between them.
+fn interrupted() {
     let _gate = SPAWN_GATE.write().unwrap_or_else(PoisonError::into_inner);
+    CLOSED.store(true, Ordering::SeqCst);
     kill_all_registered();
+}
+
+/// A second interrupt: the caller is taking too long to finish; kill again and exit now.
+fn interrupted_again() -> ! {
+    // Not through the gate: a caller stuck holding it must not keep the grader alive.
+    let groups: Vec<i32> = live_groups();
+    for pgid in groups.into_iter().filter_map(Pid::from_raw) {
+        signal_group(pgid, Signal::KILL);
+    }
     std::process::exit(130)
 }
 
@@ -128,8 +150,12 @@ fn interrupted() -> ! {
 ///   processes orphaned by a program's exit are re-parented to the grader, which reaps them,
 ///   instead of to PID 1, which may not (in a container it often does not).
 /// - Starts a thread that, on `SIGINT` or `SIGTERM`, kills every live process group (see
-///   [`kill_live_groups`]) and exits with code 130. The programs run in their own process
-///   groups, so a Ctrl-C at the terminal does not reach them by itself.
+///   [`kill_live_groups`]) and refuses every later spawn ([`super::run`] then fails with a
+///   [`super::SpawnError::Other`] of kind [`io::ErrorKind::Interrupted`]); the caller learns of
+///   the interrupt from its own signal flag or that error, finishes, and exits. A second
+///   `SIGINT`/`SIGTERM` kills the groups again and exits with code 130 at once. The programs
+///   run in their own process groups, so a Ctrl-C at the terminal does not reach them by
+///   itself.
 ///
 /// Returns an error if the interrupt handler cannot be installed; the other two steps are
 /// best effort.
@@ -158,8 +184,12 @@ fn install_interrupt_handler() -> io::Result<()> {
     std::thread::Builder::new()
         .name("isr-grader-interrupt".into())
         .spawn(move || {
-            if signals.forever().next().is_some() {
+            let mut signals = signals.forever();
+            if signals.next().is_some() {
                 interrupted();
+            }
+            if signals.next().is_some() {
+                interrupted_again();
             }
         })?;
     Ok(())

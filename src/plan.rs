@@ -1,0 +1,584 @@
+//! `test`'s one resolved plan: the flags, the instructor's config file and the submission's
+//! `grader.toml`, resolved once into a validated [`Plan`]. The command handler never reads raw
+//! arguments after this.
+//!
+//! The trust boundary lives here:
+//! - **student mode** (no `--instructor-config`): the person grading wrote `grader.toml`, so
+//!   it is trusted whole (build, run, cases, limits, jobs), flags first.
+//! - **instructor mode** (`--instructor-config FILE`): cases, limits, jobs and the sandbox come
+//!   only from the flags and that file. The submission's `grader.toml` gives at most its `build`
+//!   and `run` commands, and only if the file says `allow_submission_build` /
+//!   `allow_submission_run`; every other key it sets is ignored, with a note in the report.
+//!   Points come from the case files, which are the instructor's.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::cases::{CaseError, CaseSource};
+use crate::cli::{Format, TestArgs};
+use crate::config;
+use crate::runner::Limits;
+use crate::runner::sandbox::Policy;
+
+/// Who wrote the configuration being obeyed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    /// A student grading their own work: `grader.toml` is trusted.
+    Student,
+    /// An instructor grading a submission: only the instructor's side is.
+    Instructor,
+}
+
+/// The build step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuildStep {
+    /// The shell command.
+    pub command: String,
+    /// Where it runs (the submission's folder).
+    pub dir: PathBuf,
+    /// The sandbox policy for it (it may write its folder; network only if allowed).
+    pub policy: Policy,
+}
+
+/// Where reports go and how much they show.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output {
+    /// The format on stdout.
+    pub format: Format,
+    /// Every failing case in full.
+    pub verbose: bool,
+    /// Phase timings on stderr.
+    pub timings: bool,
+    /// A JUnit XML file to write.
+    pub junit: Option<PathBuf>,
+    /// A Gradescope results.json to write.
+    pub gradescope: Option<PathBuf>,
+}
+
+/// Everything `test` does, decided.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Whose configuration this is.
+    pub trust: Trust,
+    /// The program and its arguments (files named relative to its folder made absolute).
+    pub program: Vec<String>,
+    /// The program as shown in reports (as written).
+    pub shown_program: String,
+    /// The build step, if any.
+    pub build: Option<BuildStep>,
+    /// Where the cases come from, in order.
+    pub sources: Vec<CaseSource>,
+    /// Only cases whose name matches this.
+    pub filter: Option<String>,
+    /// Limits per case.
+    pub limits: Limits,
+    /// Cases run at once (0: the number of cores).
+    pub jobs: usize,
+    /// The sandbox policy for the graded runs.
+    pub sandbox: Policy,
+    /// Reports.
+    pub output: Output,
+    /// Things the grader decided that the reader should know (settings ignored).
+    pub notes: Vec<String>,
+}
+
+/// Why there is no plan.
+#[derive(Debug)]
+pub enum PlanError {
+    /// A config file is wrong (file and line).
+    Config(CaseError),
+    /// Nothing names a program to grade.
+    NoProgram(String),
+    /// The program cannot be what a grader runs (file, why).
+    Program(PathBuf, String),
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlanError::Config(e) => e.fmt(f),
+            PlanError::NoProgram(why) => write!(f, "no program to grade: {why}"),
+            PlanError::Program(path, why) => write!(f, "{}: {why}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for PlanError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PlanError::Config(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<CaseError> for PlanError {
+    fn from(e: CaseError) -> Self {
+        PlanError::Config(e)
+    }
+}
+
+fn absolute(base: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}
+
+/// Arguments that name existing files relative to `base` become absolute paths, since the
+/// program runs in a fresh temporary folder (`python3 main.py` keeps working).
+fn resolve_args(argv: &[String], base: &Path) -> Vec<String> {
+    argv.iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let p = Path::new(a);
+            let looks_like_path = i > 0 || a.contains('/');
+            if looks_like_path && !a.starts_with('-') && !p.is_absolute() && base.join(p).exists() {
+                base.join(p).display().to_string()
+            } else {
+                a.clone()
+            }
+        })
+        .collect()
+}
+
+/// The settings both modes resolve the same way once their sources are known.
+struct Sides<'a> {
+    /// Limits and jobs from the trusted config (student: grader.toml; instructor: its file).
+    limits: Option<&'a config::LimitsConfig>,
+    jobs: Option<crate::values::Jobs>,
+}
+
+impl Plan {
+    /// Resolves `args` (and the config files they name) in `cwd`.
+    pub fn resolve(args: &TestArgs, cwd: &Path) -> Result<Plan, PlanError> {
+        match &args.instructor_config {
+            Some(path) => Self::instructor(args, cwd, path),
+            None => Self::student(args, cwd),
+        }
+    }
+
+    fn student(args: &TestArgs, cwd: &Path) -> Result<Plan, PlanError> {
+        let sub_dir = args
+            .submission
+            .as_ref()
+            .map_or_else(|| cwd.to_path_buf(), |d| absolute(cwd, d));
+        let loaded = if let Some(p) = &args.config {
+            Some(config::load(p)?)
+        } else if args.program.is_empty() {
+            let p = sub_dir.join("grader.toml");
+            if !p.exists() {
+                return Err(PlanError::NoProgram(format!(
+                    "give one after `--` (e.g. `isr-grader test -- python3 main.py`), or run in a folder with a grader.toml (student-template/ has one; {} has none)",
+                    sub_dir.display()
+                )));
+            }
+            Some(config::load(&p)?)
+        } else {
+            None
+        };
+        let config_dir = loaded.as_ref().map(|c| absolute(cwd, &c.dir));
+        let (argv, base) = match (&loaded, &config_dir) {
+            (Some(c), Some(dir)) if args.program.is_empty() => (c.config.run.clone(), dir.clone()),
+            _ => (args.program.clone(), cwd.to_path_buf()),
+        };
+        let mut sources = cli_sources(args);
+        if sources.is_empty() {
+            if let (Some(c), Some(dir)) = (&loaded, &config_dir)
+                && !c.config.cases.is_empty()
+            {
+                sources.extend(
+                    c.config
+                        .cases
+                        .iter()
+                        .map(|d| CaseSource::Dir(absolute(dir, d))),
+                );
+            } else {
+                sources.push(CaseSource::BuiltinPublic);
+            }
+        }
+        let program_dir = config_dir.clone().unwrap_or_else(|| sub_dir.clone());
+        let mut sandbox = base_policy(args, None, &sources);
+        sandbox.read_only.push(program_dir.clone());
+        let build = match (&loaded, &config_dir) {
+            (Some(c), Some(dir)) if !args.no_build => c
+                .config
+                .build
+                .clone()
+                .map(|command| build_step(command, dir.clone(), &sandbox, false)),
+            _ => None,
+        };
+        let sides = Sides {
+            limits: loaded.as_ref().map(|c| &c.config.limits),
+            jobs: loaded.as_ref().and_then(|c| c.config.jobs),
+        };
+        Ok(Self::finish(
+            args,
+            Trust::Student,
+            &argv,
+            &base,
+            build,
+            sources,
+            sandbox,
+            &sides,
+            Vec::new(),
+        ))
+    }
+
+    fn instructor(args: &TestArgs, cwd: &Path, path: &Path) -> Result<Plan, PlanError> {
+        let inst = config::load_instructor(&absolute(cwd, path))?;
+        let ic = &inst.config;
+        let inst_dir = absolute(cwd, &inst.dir);
+        let sub_dir = args
+            .submission
+            .as_ref()
+            .map_or_else(|| cwd.to_path_buf(), |d| absolute(cwd, d));
+        let sub_path = args
+            .config
+            .as_ref()
+            .map_or_else(|| sub_dir.join("grader.toml"), |p| absolute(cwd, p));
+        let sub = sub_path.exists().then(|| config::load_untrusted(&sub_path));
+        let shown_sub = sub_path.display();
+        let mut notes = Vec::new();
+        if let Some(s) = &sub {
+            if !s.other_keys.is_empty() {
+                let keys: Vec<String> = s.other_keys.iter().map(|k| format!("`{k}`")).collect();
+                notes.push(format!(
+                    "{shown_sub} sets {}: ignored (cases, points, limits and jobs come only from the instructor's configuration)",
+                    keys.join(", ")
+                ));
+            }
+            if let Some(e) = &s.unreadable {
+                notes.push(format!("{e}: the submission's config is ignored"));
+            }
+        }
+
+        // The program: the flags, the instructor's `run`, or the submission's if allowed.
+        let sub_run = sub.as_ref().and_then(|s| s.run.clone());
+        let (argv, base) = if !args.program.is_empty() {
+            if sub_run.is_some() {
+                notes.push(format!(
+                    "{shown_sub} sets `run`: not used (the program is given on the command line)"
+                ));
+            }
+            (args.program.clone(), cwd.to_path_buf())
+        } else if let Some(run) = &ic.run {
+            if sub_run.is_some() {
+                notes.push(format!(
+                    "{shown_sub} sets `run`: not used (the instructor's configuration sets it)"
+                ));
+            }
+            (run.clone(), sub_dir.clone())
+        } else if let Some(run) = sub_run.filter(|r| !r.is_empty()) {
+            if !ic.allow_submission_run {
+                return Err(PlanError::NoProgram(format!(
+                    "{} sets no `run`, and the submission's ({shown_sub}) is not used unless it says `allow_submission_run = true`",
+                    inst.path.display()
+                )));
+            }
+            (run, sub_dir.clone())
+        } else {
+            let why = match sub.as_ref().and_then(|s| s.unreadable.as_ref()) {
+                Some(e) => format!("the submission's config cannot be read ({e})"),
+                None => format!("{shown_sub} gives none"),
+            };
+            return Err(PlanError::NoProgram(format!(
+                "give one after `--`, or set `run` in {} ({why})",
+                inst.path.display()
+            )));
+        };
+
+        let mut sources = cli_sources(args);
+        if sources.is_empty() {
+            if ic.builtin || ic.cases.is_empty() {
+                sources.push(CaseSource::BuiltinPublic);
+            }
+            sources.extend(
+                ic.cases
+                    .iter()
+                    .map(|d| CaseSource::Dir(absolute(&inst_dir, d))),
+            );
+        }
+        let mut sandbox = base_policy(args, Some(ic), &sources);
+        sandbox.hidden.push(inst.path.clone());
+        sandbox
+            .read_only
+            .extend(ic.allow_read.iter().map(|p| absolute(&inst_dir, p)));
+        sandbox.read_only.push(sub_dir.clone());
+
+        // The build: the instructor's, or the submission's if allowed.
+        let sub_build = sub.as_ref().and_then(|s| s.build.clone());
+        let command = match (&ic.build, sub_build) {
+            (Some(b), other) => {
+                if other.is_some() {
+                    notes.push(format!(
+                        "{shown_sub} sets `build`: not used (the instructor's configuration sets it)"
+                    ));
+                }
+                Some(b.clone())
+            }
+            (None, Some(b)) if ic.allow_submission_build => Some(b),
+            (None, Some(_)) => {
+                notes.push(format!(
+                    "{shown_sub} sets `build`: ignored (the instructor's configuration does not say `allow_submission_build = true`)"
+                ));
+                None
+            }
+            (None, None) => None,
+        };
+        let build = command
+            .filter(|_| !args.no_build)
+            .map(|c| build_step(c, sub_dir.clone(), &sandbox, ic.build_network));
+        let sides = Sides {
+            limits: Some(&ic.limits),
+            jobs: ic.jobs,
+        };
+        Ok(Self::finish(
+            args,
+            Trust::Instructor,
+            &argv,
+            &base,
+            build,
+            sources,
+            sandbox,
+            &sides,
+            notes,
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)] // one private constructor fed by the two modes above
+    fn finish(
+        args: &TestArgs,
+        trust: Trust,
+        argv: &[String],
+        base: &Path,
+        build: Option<BuildStep>,
+        sources: Vec<CaseSource>,
+        sandbox: Policy,
+        sides: &Sides<'_>,
+        notes: Vec<String>,
+    ) -> Plan {
+        let mut limits = Limits::default();
+        if let Some(t) = args.timeout.or(sides.limits.and_then(|l| l.timeout_secs)) {
+            limits.timeout = t.get();
+        }
+        if let Some(m) = args.memory.or(sides.limits.and_then(|l| l.memory_mb)) {
+            limits.memory_bytes = Some(m.bytes());
+        }
+        if let Some(k) = args.output_limit.or(sides.limits.and_then(|l| l.output_kb)) {
+            limits.output_cap = k.bytes();
+        }
+        Plan {
+            trust,
+            program: resolve_args(argv, base),
+            shown_program: argv.join(" "),
+            build,
+            sources,
+            filter: args.filter.clone(),
+            limits,
+            jobs: args.jobs.or(sides.jobs).map_or(0, |j| j.get()),
+            sandbox,
+            output: Output {
+                format: args.format,
+                verbose: args.verbose,
+                timings: args.timings,
+                junit: args.junit.clone(),
+                gradescope: args.gradescope.clone(),
+            },
+            notes,
+        }
+    }
+}
+
+fn cli_sources(args: &TestArgs) -> Vec<CaseSource> {
+    let mut sources = Vec::new();
+    if !args.cases.is_empty() {
+        if args.builtin {
+            sources.push(CaseSource::BuiltinPublic);
+        }
+        sources.extend(args.cases.iter().cloned().map(CaseSource::Dir));
+    }
+    sources
+}
+
+/// The sandbox policy: instructor-side settings only (flags, the instructor's file), never the
+/// submission's files. Hidden: the case folders and the report paths.
+fn base_policy(
+    args: &TestArgs,
+    inst: Option<&config::InstructorConfig>,
+    sources: &[CaseSource],
+) -> Policy {
+    let mut hidden: Vec<PathBuf> = sources
+        .iter()
+        .filter_map(|s| match s {
+            CaseSource::Dir(d) => Some(d.clone()),
+            CaseSource::BuiltinPublic => None,
+        })
+        .collect();
+    hidden.extend(args.junit.iter().cloned());
+    hidden.extend(args.gradescope.iter().cloned());
+    let mode = args
+        .sandbox
+        .or(inst.and_then(|i| i.sandbox))
+        .unwrap_or_default();
+    let run_as = args
+        .sandbox_uid
+        .or(inst.and_then(|i| i.sandbox_uid))
+        .map(|r| (r.uid, r.gid));
+    Policy {
+        mode: mode.into(),
+        run_as,
+        hidden,
+        ..Default::default()
+    }
+}
+
+fn build_step(command: String, dir: PathBuf, runs: &Policy, network: bool) -> BuildStep {
+    // The build is submission code too: the same hidden paths, writes only to its own folder,
+    // and (a root grader) uid 0 without capabilities, since toolchains often live in root's
+    // home; the network only if the instructor allows it.
+    let policy = Policy {
+        read_only: vec!["/".into()],
+        read_write: vec![dir.clone()],
+        run_as: Some((0, 0)),
+        network,
+        ..runs.clone()
+    };
+    BuildStep {
+        command,
+        dir,
+        policy,
+    }
+}
+
+/// Checks that the program (as the runner resolved it) is something a grader can run: an ELF
+/// executable or a script starting with `#!`. Anything else would go through `/bin/sh` and fail
+/// on every case (exit 127), blaming the student for the instructor's command line.
+pub fn check_program(path: &Path) -> Result<(), PlanError> {
+    let mut head = [0u8; 4];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .unwrap_or(0);
+    let head = &head[..n];
+    if head.starts_with(b"\x7fELF") || head.starts_with(b"#!") {
+        return Ok(());
+    }
+    Err(PlanError::Program(
+        path.to_path_buf(),
+        "neither an ELF executable nor a script starting with `#!`; it would be run by /bin/sh and fail on every case. Add a `#!` line (e.g. `#!/usr/bin/env python3`) or name its interpreter (`-- python3 FILE`)".into(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn args(line: &[&str]) -> TestArgs {
+        let mut argv = vec!["isr-grader", "test"];
+        argv.extend_from_slice(line);
+        match crate::cli::Cli::try_parse_from(argv).unwrap().command {
+            crate::cli::Command::Test(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn instructor_mode_ignores_the_submissions_cases_and_limits() {
+        let inst = tempfile::tempdir().unwrap();
+        let sub = tempfile::tempdir().unwrap();
+        let icfg = write(
+            inst.path(),
+            "instructor.toml",
+            "cases = [\"hidden\"]\nallow_submission_run = true\n[limits]\ntimeout_secs = 2\n",
+        );
+        write(
+            sub.path(),
+            "grader.toml",
+            "run = [\"./leader\"]\nbuild = \"make\"\ncases = [\"mine\"]\njobs = 99\n[limits]\ntimeout_secs = 0\n",
+        );
+        let a = args(&[
+            "--instructor-config",
+            icfg.to_str().unwrap(),
+            "--submission",
+            sub.path().to_str().unwrap(),
+        ]);
+        let plan = Plan::resolve(&a, Path::new("/")).unwrap();
+        assert_eq!(plan.trust, Trust::Instructor);
+        assert_eq!(plan.sources, [CaseSource::Dir(inst.path().join("hidden"))]);
+        assert_eq!(plan.limits.timeout, std::time::Duration::from_secs(2));
+        assert_eq!(plan.jobs, 0);
+        assert_eq!(plan.shown_program, "./leader");
+        assert!(plan.build.is_none(), "the build was not allowed");
+        let notes = plan.notes.join("\n");
+        assert!(
+            notes.contains("`cases`, `jobs`, `limits`: ignored"),
+            "{notes}"
+        );
+        assert!(notes.contains("`build`: ignored"), "{notes}");
+        assert!(plan.sandbox.hidden.contains(&icfg));
+        assert!(plan.sandbox.read_only.contains(&sub.path().to_path_buf()));
+    }
+
+    #[test]
+    fn instructor_mode_needs_permission_for_the_submissions_run() {
+        let inst = tempfile::tempdir().unwrap();
+        let sub = tempfile::tempdir().unwrap();
+        let icfg = write(inst.path(), "i.toml", "build_network = true\n");
+        write(sub.path(), "grader.toml", "run = [\"./leader\"]\n");
+        let a = args(&[
+            "--instructor-config",
+            icfg.to_str().unwrap(),
+            "--submission",
+            sub.path().to_str().unwrap(),
+        ]);
+        let e = Plan::resolve(&a, Path::new("/")).unwrap_err().to_string();
+        assert!(e.contains("allow_submission_run = true"), "{e}");
+    }
+
+    #[test]
+    fn student_mode_trusts_grader_toml() {
+        let sub = tempfile::tempdir().unwrap();
+        write(
+            sub.path(),
+            "grader.toml",
+            "run = [\"./leader\"]\nbuild = \"make\"\ncases = [\"mine\"]\njobs = 3\n[limits]\ntimeout_secs = 4\n",
+        );
+        let a = args(&["--submission", sub.path().to_str().unwrap()]);
+        let plan = Plan::resolve(&a, Path::new("/")).unwrap();
+        assert_eq!(plan.trust, Trust::Student);
+        assert_eq!(plan.sources, [CaseSource::Dir(sub.path().join("mine"))]);
+        assert_eq!(plan.jobs, 3);
+        assert_eq!(plan.limits.timeout, std::time::Duration::from_secs(4));
+        assert_eq!(plan.build.unwrap().command, "make");
+        assert!(!plan.sandbox.network);
+    }
+
+    #[test]
+    fn flags_reject_absurd_values() {
+        for bad in [
+            ["--timeout", "0"],
+            ["--timeout", "1e300"],
+            ["--timeout", "NaN"],
+            ["--timeout", "-1"],
+            ["--memory", "0"],
+            ["--output-limit", "0"],
+            ["--jobs", "0"],
+            ["--sandbox-uid", "0"],
+        ] {
+            let mut argv = vec!["isr-grader", "test"];
+            argv.extend_from_slice(&bad);
+            assert!(
+                crate::cli::Cli::try_parse_from(argv).is_err(),
+                "{bad:?} accepted"
+            );
+        }
+    }
+}
