@@ -58,8 +58,13 @@ impl TryFrom<f64> for TimeoutSecs {
             )));
         }
         if secs > MAX_TIMEOUT_SECS {
+            let shown = if secs < 1e9 {
+                secs.to_string()
+            } else {
+                format!("{secs:e}")
+            };
             return Err(ValueError(format!(
-                "timeout of {secs} seconds is more than the most allowed, {MAX_TIMEOUT_SECS} (an hour)"
+                "timeout of {shown} seconds is more than the most allowed, {MAX_TIMEOUT_SECS} (an hour)"
             )));
         }
         Ok(TimeoutSecs(Duration::from_secs_f64(secs)))

@@ -579,9 +579,29 @@ fn helper_process() {
                 ))
             })
             .collect();
-        run_parallel(2, &programs, |program| run(program, b"", &long));
-        // Not reached: the interrupt handler exits with 130.
-        std::process::exit(3);
+        let outcomes = run_parallel(2, &programs, |program| run(program, b"", &long));
+        // The interrupt killed both runs and closed the runner: nothing starts any more.
+        let killed = outcomes.iter().all(|o| {
+            matches!(
+                o,
+                Ok(RunOutcome {
+                    termination: Termination::Signaled { signal: 9, .. },
+                    ..
+                })
+            )
+        });
+        let refused = matches!(
+            run(&sh("true"), b"", &long),
+            Err(SpawnError::Other(e)) if e.kind() == std::io::ErrorKind::Interrupted
+        );
+        std::process::exit(if killed && refused { 130 } else { 3 });
+    }
+    if let Some(dir) = mode.strip_prefix("twice:") {
+        // A caller that never finishes after the first interrupt: the second one exits.
+        std::fs::write(format!("{dir}/ready"), "").unwrap();
+        loop {
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
     assert_eq!(mode, "kill-live");
     assert!(live_groups().is_empty());
@@ -629,7 +649,7 @@ fn kill_live_groups_kills_every_registered_run() {
 }
 
 #[test]
-fn sigint_kills_every_live_group_and_exits_130() {
+fn sigint_kills_every_live_group_and_closes_the_runner() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = helper(&format!("interrupt:{}", dir.path().display()))
         .spawn()
@@ -688,4 +708,38 @@ fn sigint_kills_every_live_group_and_exits_130() {
             rustix::process::waitpgid(pgid, rustix::process::WaitOptions::NOHANG)
         {}
     }
+}
+
+#[test]
+fn the_first_interrupt_lets_the_caller_finish_the_second_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = helper(&format!("twice:{}", dir.path().display()))
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + PROMPT;
+    while !dir.path().join("ready").exists() {
+        assert!(Instant::now() < deadline, "the helper never got ready");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let pid = Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, Signal::TERM).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the first interrupt ended the process"
+    );
+    rustix::process::kill_process(pid, Signal::INT).unwrap();
+    let deadline = Instant::now() + PROMPT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the helper did not exit after the second interrupt");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(130));
 }

@@ -1,0 +1,435 @@
+//! Grading integrity (issue 8), end to end with the built grader: a submission cannot decide
+//! how it is graded, the instructor's own mistakes are exit 2 with file and line, an interrupt
+//! still writes every report, hostile output cannot blow up the grader's memory or its
+//! reports, and nothing a program prints reaches a terminal raw.
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+mod common;
+
+fn grader() -> Command {
+    let mut c = Command::cargo_bin("isr-grader").unwrap();
+    c.env("NO_COLOR", "1").env_remove("CLICOLOR_FORCE");
+    c
+}
+
+fn grader_path() -> String {
+    assert_cmd::cargo::cargo_bin("isr-grader")
+        .display()
+        .to_string()
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(name: &str) -> String {
+    root()
+        .join("tests/fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Copies public case `name` into `dir`, with its metadata's points set to `points`.
+fn copy_case(name: &str, dir: &Path, points: u32) {
+    std::fs::create_dir_all(dir).unwrap();
+    let src = root().join("cases/public");
+    for ext in ["trace", "out"] {
+        std::fs::copy(
+            src.join(format!("{name}.{ext}")),
+            dir.join(format!("{name}.{ext}")),
+        )
+        .unwrap();
+    }
+    let meta = std::fs::read_to_string(src.join(format!("{name}.toml"))).unwrap();
+    let meta = meta.replace("points = 1\n", &format!("points = {points}\n"));
+    std::fs::write(dir.join(format!("{name}.toml")), meta).unwrap();
+}
+
+/// A submission folder whose grader.toml runs the reference (a correct program) and brings its
+/// own case worth 1000 points, its own jobs and limits.
+fn greedy_submission() -> tempfile::TempDir {
+    let sub = tempfile::tempdir().unwrap();
+    copy_case("001-worked-trace", &sub.path().join("mycases"), 1000);
+    std::fs::write(
+        sub.path().join("grader.toml"),
+        format!(
+            "run = [{:?}, \"leader\"]\ncases = [\"mycases\"]\njobs = 1\n[limits]\ntimeout_secs = 100.0\n",
+            grader_path()
+        ),
+    )
+    .unwrap();
+    sub
+}
+
+#[test]
+fn a_submission_cannot_choose_its_cases_or_points() {
+    let sub = greedy_submission();
+    // A student grading themselves: their grader.toml is obeyed, as before.
+    let out = grader()
+        .args(["test", "--format", "json"])
+        .current_dir(sub.path())
+        .output()
+        .unwrap();
+    let doc = common::json_report(&out);
+    assert_eq!(doc["summary"]["max_points"], 1000, "{doc}");
+
+    // An instructor: cases come from the instructor's file; the submission's are ignored, with
+    // a note; its `run` is used because the instructor allows it.
+    let inst = tempfile::tempdir().unwrap();
+    let icfg = inst.path().join("instructor.toml");
+    std::fs::write(
+        &icfg,
+        format!(
+            "cases = [{:?}]\nallow_submission_run = true\n",
+            root().join("cases/public").display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = grader()
+        .args([
+            "test",
+            "--format",
+            "json",
+            "--filter",
+            "00*",
+            "--instructor-config",
+        ])
+        .arg(&icfg)
+        .arg("--submission")
+        .arg(sub.path())
+        .output()
+        .unwrap();
+    let doc = common::json_report(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let cases = doc["cases"].as_array().unwrap();
+    assert!(cases.len() > 1, "{doc}");
+    assert_eq!(doc["summary"]["max_points"], cases.len(), "{doc}");
+    assert!(
+        !doc["case_sources"].to_string().contains("mycases"),
+        "{doc}"
+    );
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("`cases`, `jobs`, `limits`: ignored"),
+        "{notes}"
+    );
+
+    // Without the instructor's permission the submission's `run` is not used either.
+    std::fs::write(
+        &icfg,
+        format!(
+            "cases = [{:?}]\n",
+            root().join("cases/public").display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = grader()
+        .args(["test", "--instructor-config"])
+        .arg(&icfg)
+        .arg("--submission")
+        .arg(sub.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("allow_submission_run = true"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+/// Runs `test` with `args` and the reference as the program; expects exit 2 and returns stderr.
+fn refused(args: &[&str], cwd: &Path) -> String {
+    let out = grader()
+        .arg("test")
+        .args(args)
+        .args(["--", &grader_path(), "leader"])
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+#[test]
+fn instructor_mistakes_are_exit_2_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let s = |p: &Path| p.display().to_string();
+
+    // No case selected: an empty folder, a wrong path, a folder of `.out` files only.
+    let empty = d.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let err = refused(&["--cases", &s(&empty)], d);
+    assert!(err.contains(&s(&empty)) && err.contains("no case"), "{err}");
+    let err = refused(&["--cases", &s(&d.join("nope"))], d);
+    assert!(err.contains("nope: no such case folder"), "{err}");
+    let outs = d.join("outs");
+    std::fs::create_dir(&outs).unwrap();
+    std::fs::write(outs.join("a.out"), "x\n").unwrap();
+    let err = refused(&["--cases", &s(&outs)], d);
+    assert!(
+        err.contains("no case in this folder (1 other file)"),
+        "{err}"
+    );
+
+    // Symbolic links: a linked case file, a linked folder.
+    let linked = d.join("linked");
+    copy_case("001-worked-trace", &linked, 1);
+    std::os::unix::fs::symlink(
+        linked.join("001-worked-trace.trace"),
+        linked.join("002.trace"),
+    )
+    .unwrap();
+    let err = refused(&["--cases", &s(&linked)], d);
+    assert!(
+        err.contains("002.trace") && err.contains("symbolic link"),
+        "{err}"
+    );
+    let with_dir = d.join("with-dir");
+    copy_case("001-worked-trace", &with_dir, 1);
+    std::os::unix::fs::symlink(&empty, with_dir.join("more")).unwrap();
+    let err = refused(&["--cases", &s(&with_dir)], d);
+    assert!(err.contains("more: a symbolic link"), "{err}");
+
+    // A stale expected output: a correct program would be marked wrong.
+    let stale = d.join("stale");
+    copy_case("001-worked-trace", &stale, 1);
+    let out_path = stale.join("001-worked-trace.out");
+    let text = std::fs::read_to_string(&out_path).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let edited = lines[1].replace("ISR", "ISX");
+    lines[1] = &edited;
+    std::fs::write(&out_path, lines.join("\n") + "\n").unwrap();
+    let err = refused(&["--cases", &s(&stale)], d);
+    assert!(
+        err.contains("001-worked-trace.out:2: stale expected output"),
+        "{err}"
+    );
+
+    // An expected output larger than the output limit.
+    let err = refused(
+        &[
+            "--cases",
+            &s(&root().join("cases/hidden")),
+            "--filter",
+            "122-mixed-long",
+            "--output-limit",
+            "16",
+        ],
+        d,
+    );
+    assert!(
+        err.contains("122-mixed-long.out") && err.contains("more than the output limit of 16 KiB"),
+        "{err}"
+    );
+
+    // Points whose total overflows.
+    let greedy = d.join("greedy");
+    copy_case("001-worked-trace", &greedy, 4_000_000_000);
+    copy_case("002-caught-up-equality-only", &greedy, 4_000_000_000);
+    let err = refused(&["--cases", &s(&greedy)], d);
+    assert!(
+        err.contains("002-caught-up-equality-only.toml:") && err.contains("points"),
+        "{err}"
+    );
+
+    // Limits that are zero, negative, NaN, infinite or absurd, as flags and in a config file.
+    for (flag, value) in [
+        ("--timeout", "0"),
+        ("--timeout", "-1"),
+        ("--timeout", "NaN"),
+        ("--timeout", "inf"),
+        ("--timeout", "1e300"),
+        ("--memory", "0"),
+        ("--memory", "-5"),
+        ("--output-limit", "0"),
+        ("--jobs", "0"),
+    ] {
+        let err = refused(&[&format!("{flag}={value}")], d);
+        assert!(err.contains(flag), "{flag} {value}: {err}");
+    }
+    let icfg = d.join("instructor.toml");
+    std::fs::write(&icfg, "run = [\"x\"]\n[limits]\nmemory_mb = 0\n").unwrap();
+    let err = refused(&["--instructor-config", &s(&icfg)], d);
+    assert!(
+        err.contains("instructor.toml:3:") && err.contains("memory must be between"),
+        "{err}"
+    );
+
+    // A program that is neither ELF nor `#!`.
+    let script = d.join("leader.sh");
+    std::fs::write(&script, "echo hello\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = grader()
+        .args(["test", "--filter", "001", "--"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&s(&script)) && err.contains("neither an ELF executable nor a script"),
+        "{err}"
+    );
+}
+
+/// Every byte of `text` that a terminal would act on, other than line breaks and tabs.
+fn raw_controls(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
+        .collect()
+}
+
+#[test]
+fn escape_sequences_never_reach_a_report_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("report.xml");
+    let gs = dir.path().join("results.json");
+    let out = grader()
+        .env_remove("NO_COLOR")
+        .env("CLICOLOR_FORCE", "1")
+        .args(["test", "--filter", "001-worked-trace", "--junit"])
+        .arg(&junit)
+        .arg("--gradescope")
+        .arg(&gs)
+        .args(["--", &fixture("hostile/escapes.sh")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    let human = String::from_utf8_lossy(&out.stdout);
+    // Our own colours are there (forced), the program's sequences only escaped.
+    for raw in ["\x1b[2J", "\x1b]52", "\x07", "\x1b[H", "\u{202e}"] {
+        assert!(!human.contains(raw), "{raw:?} reached the report: {human}");
+    }
+    assert!(human.contains("\\x1b[2J"), "{human}");
+    assert!(human.contains("\\x1b]52;c;"), "{human}");
+    assert!(human.contains("stderr: \\x1b[31m"), "{human}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(raw_controls(&xml).is_empty(), "{xml}");
+    assert!(xml.contains("\\x1b[2J"), "{xml}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&gs).unwrap()).unwrap();
+    for t in doc["tests"].as_array().unwrap() {
+        let text = t["output"].as_str().unwrap();
+        assert!(raw_controls(text).is_empty(), "{text:?}");
+    }
+}
+
+#[test]
+fn a_flood_of_short_lines_keeps_reports_and_memory_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("report.xml");
+    let gs = dir.path().join("results.json");
+    let out = grader()
+        .args([
+            "test",
+            "--filter",
+            "001-worked-trace",
+            "--format",
+            "json",
+            "--junit",
+        ])
+        .arg(&junit)
+        .arg("--gradescope")
+        .arg(&gs)
+        .args(["--", &fixture("hostile/flood_short_lines.sh")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(out.stdout.len() < 64 << 10, "{} bytes", out.stdout.len());
+    let doc = common::json_report(&out);
+    let case = &doc["cases"][0];
+    assert_eq!(case["verdict"], "wrong");
+    assert_eq!(case["stray_lines"].as_array().unwrap().len(), 20);
+    assert_eq!(case["stray_lines_total"], 4_000_000);
+    for path in [&junit, &gs] {
+        let len = std::fs::metadata(path).unwrap().len();
+        assert!(len < 64 << 10, "{}: {len} bytes", path.display());
+    }
+    // The human report too.
+    let out = grader()
+        .args(["test", "--filter", "001-worked-trace", "--"])
+        .arg(fixture("hostile/flood_short_lines.sh"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.len() < 64 << 10, "{} bytes", out.stdout.len());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("... and 3999995 more"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+fn sleepers() -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| c.starts_with(b"sleep\x00876543\x00"))
+        .count()
+}
+
+#[test]
+fn sigterm_still_writes_every_report_with_cases_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("report.xml");
+    let gs = dir.path().join("results.json");
+    let json = std::fs::File::create(dir.path().join("report.json")).unwrap();
+    let mut child = std::process::Command::new(grader_path())
+        .args(["test", "--jobs", "1", "--timeout", "60", "--format", "json"])
+        .arg("--junit")
+        .arg(&junit)
+        .arg("--gradescope")
+        .arg(&gs)
+        .arg("--")
+        .arg(fixture("students/sleeps_long.sh"))
+        .stdout(json)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while sleepers() == 0 && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(sleepers() > 0, "the cases never started");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(child.id() as i32).unwrap(),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(doc["interrupted"], true);
+    let cases = doc["cases"].as_array().unwrap();
+    assert!(cases.len() > 1);
+    assert!(cases.iter().all(|c| c["verdict"] == "not-run"), "{doc}");
+    assert_eq!(doc["summary"]["not_run"], cases.len());
+    assert!(doc["diagnosis"].is_null());
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<skipped").count(), cases.len(), "{xml}");
+    let gsdoc: Value = serde_json::from_str(&std::fs::read_to_string(&gs).unwrap()).unwrap();
+    assert_eq!(gsdoc["tests"].as_array().unwrap().len(), cases.len());
+    assert!(gsdoc["output"].as_str().unwrap().contains("interrupted"));
+    let start = Instant::now();
+    while sleepers() > 0 && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(sleepers(), 0, "a case's process outlived the grader");
+}
