@@ -127,14 +127,18 @@ fn absolute(base: &Path, p: &Path) -> PathBuf {
 }
 
 /// Arguments that name existing files relative to `base` become absolute paths, since the
-/// program runs in a fresh temporary folder (`python3 main.py` keeps working).
+/// program runs in a fresh temporary folder (`python3 main.py` keeps working). A relative
+/// program path (`target/release/isr-leader`) is made absolute even when it does not exist
+/// yet: the build step may create it.
 fn resolve_args(argv: &[String], base: &Path) -> Vec<String> {
     argv.iter()
         .enumerate()
         .map(|(i, a)| {
             let p = Path::new(a);
-            let looks_like_path = i > 0 || a.contains('/');
-            if looks_like_path && !a.starts_with('-') && !p.is_absolute() && base.join(p).exists() {
+            if i == 0 && a.contains('/') && !p.is_absolute() {
+                return base.join(p).display().to_string();
+            }
+            if i > 0 && !a.starts_with('-') && !p.is_absolute() && base.join(p).exists() {
                 base.join(p).display().to_string()
             } else {
                 a.clone()
@@ -516,6 +520,11 @@ mod tests {
         assert_eq!(plan.limits.timeout, std::time::Duration::from_secs(2));
         assert_eq!(plan.jobs, 0);
         assert_eq!(plan.shown_program, "./leader");
+        assert_eq!(
+            plan.program,
+            [sub.path().join("./leader").display().to_string()],
+            "relative to the submission, though it does not exist yet"
+        );
         assert!(plan.build.is_none(), "the build was not allowed");
         let notes = plan.notes.join("\n");
         assert!(

@@ -371,8 +371,9 @@ fn cut(line: &str) -> std::borrow::Cow<'_, str> {
 /// What it keeps is bounded whatever the program printed: the program's lines are borrowed from
 /// its output (no allocation per line), at most the expected count plus [`EXTRA_LINES`] are
 /// kept for comparing, at most [`MAX_STRAY_LINES`] stray lines (all counted), lines cut to
-/// [`MAX_LINE_BYTES`], a diff of at most 40 lines around the first difference, and event lines
-/// for the diagnosis only while they stay within a few times the expected output.
+/// [`MAX_LINE_BYTES`] (stderr's too: its tail is at most 8 KiB), a diff of at most 40 lines
+/// around the first difference, and event lines for the diagnosis only while they stay within
+/// a few times the expected output.
 pub fn judge(case: &Case, run: &RunOutcome) -> (CaseReport, Observation) {
     let expected_text = case.expected.as_deref().unwrap_or("");
     let expected: Vec<String> = compare::normalize(expected_text)
@@ -381,7 +382,11 @@ pub fn judge(case: &Case, run: &RunOutcome) -> (CaseReport, Observation) {
         .collect();
     let stdout = String::from_utf8_lossy(&run.stdout);
     let keep = expected.len() + EXTRA_LINES;
-    let max_events = 4 * expected.len() + 1024;
+    // Event lines kept for the diagnosis: a few times the expected output (a known mistake
+    // prints lines of the same shape, and not many more of them); past that, nothing to
+    // diagnose, and nothing more kept.
+    let max_events = 4 * expected.len() + 64;
+    let max_event_len = 2 * expected.iter().map(String::len).max().unwrap_or(0) + 64;
     let mut actual: Vec<&str> = Vec::with_capacity(keep.min(1 << 16));
     let mut actual_total = 0usize;
     let mut stray_lines = Vec::new();
@@ -394,7 +399,7 @@ pub fn judge(case: &Case, run: &RunOutcome) -> (CaseReport, Observation) {
         }
         if is_event_line(line.text) {
             if let Some(ev) = &mut events {
-                if ev.len() < max_events && line.text.len() <= 4096 {
+                if ev.len() < max_events && line.text.len() <= max_event_len {
                     ev.push(line.text.to_string());
                 } else {
                     // Far more output than any known mistake prints: nothing to diagnose.
@@ -468,7 +473,11 @@ pub fn judge(case: &Case, run: &RunOutcome) -> (CaseReport, Observation) {
         diff,
         stray_lines,
         stray_total,
-        stderr_tail: String::from_utf8_lossy(&run.stderr_tail).into_owned(),
+        stderr_tail: String::from_utf8_lossy(&run.stderr_tail)
+            .lines()
+            .map(cut)
+            .collect::<Vec<_>>()
+            .join("\n"),
         show_command: show_command(case),
         elapsed: run.elapsed,
     };
