@@ -433,3 +433,58 @@ fn sigterm_still_writes_every_report_with_cases_not_run() {
     }
     assert_eq!(sleepers(), 0, "a case's process outlived the grader");
 }
+
+#[test]
+fn the_submissions_build_runs_only_if_the_instructor_allows_it() {
+    // A submission whose build step creates its program (a script that runs the reference).
+    let sub = tempfile::tempdir().unwrap();
+    std::fs::write(
+        sub.path().join("leader.src"),
+        format!("#!/bin/sh\nexec {:?} leader\n", grader_path()),
+    )
+    .unwrap();
+    std::fs::write(
+        sub.path().join("grader.toml"),
+        "build = \"cp leader.src leader && chmod +x leader\"\nrun = [\"./leader\"]\n",
+    )
+    .unwrap();
+    let inst = tempfile::tempdir().unwrap();
+    let icfg = inst.path().join("instructor.toml");
+    let grade = |config: &str| {
+        std::fs::write(&icfg, config).unwrap();
+        // Run from elsewhere: paths are the submission's, not the grader's folder.
+        grader()
+            .args(["test", "--filter", "001-worked-trace", "--format", "json"])
+            .arg("--instructor-config")
+            .arg(&icfg)
+            .arg("--submission")
+            .arg(sub.path())
+            .current_dir(inst.path())
+            .output()
+            .unwrap()
+    };
+    // Not allowed: no build, so the program does not exist (exit 2), and a note says why.
+    let out = grade("allow_submission_run = true\n");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(!sub.path().join("leader").exists());
+    // Allowed: built in the submission folder and graded.
+    let out = grade("allow_submission_run = true\nallow_submission_build = true\n");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let doc = common::json_report(&out);
+    assert_eq!(doc["build"]["ok"], true, "{doc}");
+    assert_eq!(doc["cases"][0]["verdict"], "pass", "{doc}");
+    // The instructor's own `run` and `build` win over the submission's, with notes.
+    std::fs::remove_file(sub.path().join("leader")).unwrap();
+    let out = grade(
+        "run = [\"./mine\"]\nbuild = \"cp leader.src mine && chmod +x mine\"\nallow_submission_run = true\nallow_submission_build = true\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let doc = common::json_report(&out);
+    assert_eq!(doc["program"], "./mine");
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("`run`: not used") && notes.contains("`build`: not used"),
+        "{notes}"
+    );
+    assert!(!sub.path().join("leader").exists());
+}

@@ -68,8 +68,9 @@ fn interrupt_flag() -> Result<&'static Arc<AtomicBool>, std::io::Error> {
 pub const EXIT_INTERRUPTED: i32 = 130;
 
 fn test_plan(plan: Plan) -> CmdResult {
-    runner::prepare_grader_process()?;
+    // The flag first: an interrupt that closes the runner is then always seen by `test` too.
     let interrupted = interrupt_flag()?;
+    runner::prepare_grader_process()?;
     let mut clock = Timings::new(plan.output.timings);
 
     // Cases.
@@ -183,13 +184,16 @@ fn test_plan(plan: Plan) -> CmdResult {
     report.cases = reports;
     emit(&report, &plan.output)?;
     clock.lap("report");
-    Ok(if report.interrupted {
-        EXIT_INTERRUPTED
-    } else if report.all_passed() {
-        0
-    } else {
-        1
-    })
+    // An interrupt after the last case still ends with 130: the caller asked the grader to stop.
+    Ok(
+        if report.interrupted || interrupted.load(Ordering::SeqCst) {
+            EXIT_INTERRUPTED
+        } else if report.all_passed() {
+            0
+        } else {
+            1
+        },
+    )
 }
 
 /// The report of a case that was not run because the grader was interrupted.

@@ -53,6 +53,9 @@ pub fn render(report: &Report) -> Value {
             visible_lines(&b.output_tail)
         );
     }
+    for note in &report.notes {
+        output.push_str(&format!("\nNote: {}", visible(note)));
+    }
     if report.interrupted {
         output.push_str("\n\nThe grader was interrupted: cases marked not-run were not graded.");
     }
