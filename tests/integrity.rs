@@ -450,8 +450,14 @@ fn the_submissions_build_runs_only_if_the_instructor_allows_it() {
     .unwrap();
     let inst = tempfile::tempdir().unwrap();
     let icfg = inst.path().join("instructor.toml");
+    // The script runs the grader's own binary: the sandbox must let it read that folder.
+    let bin_dir = Path::new(&grader_path())
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
     let grade = |config: &str| {
-        std::fs::write(&icfg, config).unwrap();
+        std::fs::write(&icfg, format!("allow_read = [{bin_dir:?}]\n{config}")).unwrap();
         // Run from elsewhere: paths are the submission's, not the grader's folder.
         grader()
             .args(["test", "--filter", "001-worked-trace", "--format", "json"])
