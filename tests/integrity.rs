@@ -326,6 +326,25 @@ fn escape_sequences_never_reach_a_report_raw() {
         let text = t["output"].as_str().unwrap();
         assert!(raw_controls(text).is_empty(), "{text:?}");
     }
+    // The whole human report, for review.
+    let out = grader()
+        .args(["test", "--filter", "001-worked-trace", "--"])
+        .arg(fixture("hostile/escapes.sh"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout)
+        .replace(&root().display().to_string(), "[root]")
+        .lines()
+        .map(|l| {
+            if l.starts_with("sandbox: ") {
+                "sandbox: [redacted]"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!("human_escapes", text);
 }
 
 #[test]
