@@ -39,10 +39,12 @@ pub struct Observation {
 /// `isr-grader test`.
 pub fn test_cmd(args: TestArgs) -> CmdResult {
     let gradescope = args.gradescope.clone();
-    let result = std::env::current_dir()
-        .map_err(Into::into)
-        .and_then(|cwd| Plan::resolve(&args, &cwd).map_err(Into::into))
-        .and_then(test_plan);
+    // From the start: an interrupt while the plan is resolved still gets every report.
+    let result = (|| -> CmdResult {
+        interrupt_flag()?;
+        let cwd = std::env::current_dir()?;
+        test_plan(Plan::resolve(&args, &cwd)?)
+    })();
     if let (Err(e), Some(path)) = (&result, &gradescope) {
         let doc = report::gradescope::render_error(&e.to_string());
         let _ = cases::write_atomic(path, format!("{doc:#}\n").as_bytes());
