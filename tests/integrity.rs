@@ -125,6 +125,25 @@ fn a_submission_cannot_choose_its_cases_or_points() {
         "{notes}"
     );
 
+    // The human report says so too.
+    let out = grader()
+        .args([
+            "test",
+            "--filter",
+            "001-worked-trace",
+            "--instructor-config",
+        ])
+        .arg(&icfg)
+        .arg("--submission")
+        .arg(sub.path())
+        .output()
+        .unwrap();
+    let human = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        human.contains("note: ") && human.contains("`cases`, `jobs`, `limits`: ignored"),
+        "{human}"
+    );
+
     // Without the instructor's permission the submission's `run` is not used either.
     std::fs::write(
         &icfg,
@@ -393,13 +412,20 @@ fn a_flood_of_short_lines_keeps_reports_and_memory_bounded() {
     );
 }
 
-fn sleepers() -> usize {
+/// Processes running `sleep SECS` (each test uses its own SECS, as the tests run in parallel).
+fn sleepers_of(secs: &str) -> usize {
+    let cmdline = format!("sleep\x00{secs}\x00");
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok())
         .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .filter(|c| c.starts_with(b"sleep\x00876543\x00"))
+        .filter(|c| c.starts_with(cmdline.as_bytes()))
         .count()
+}
+
+/// Sleepers of `tests/fixtures/students/sleeps_long.sh`.
+fn sleepers() -> usize {
+    sleepers_of("876543")
 }
 
 #[test]
@@ -512,4 +538,43 @@ fn the_submissions_build_runs_only_if_the_instructor_allows_it() {
         "{notes}"
     );
     assert!(!sub.path().join("leader").exists());
+}
+
+#[test]
+fn an_interrupt_during_the_build_still_writes_the_report() {
+    let sub = tempfile::tempdir().unwrap();
+    std::fs::write(
+        sub.path().join("grader.toml"),
+        "build = \"sleep 876542\"\nrun = [\"./never-built\"]\n",
+    )
+    .unwrap();
+    let json = std::fs::File::create(sub.path().join("report.json")).unwrap();
+    let mut child = std::process::Command::new(grader_path())
+        .args(["test", "--format", "json", "--filter", "00*"])
+        .current_dir(sub.path())
+        .stdout(json)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while sleepers_of("876542") == 0 && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(sleepers_of("876542") > 0, "the build never started");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(child.id() as i32).unwrap(),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(sub.path().join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(doc["interrupted"], true, "{doc}");
+    assert_eq!(doc["build"]["ok"], false, "{doc}");
+    let cases = doc["cases"].as_array().unwrap();
+    assert!(
+        !cases.is_empty() && cases.iter().all(|c| c["verdict"] == "not-run"),
+        "{doc}"
+    );
 }

@@ -106,27 +106,28 @@ fn test_plan(plan: Plan) -> CmdResult {
         diagnosis: None,
     };
 
-    // Build.
-    if let Some(step) = &plan.build {
+    // Build (not started once interrupted; a build the interrupt stopped is no build failure).
+    let is_interrupted = || interrupted.load(Ordering::SeqCst);
+    if let Some(step) = plan.build.as_ref().filter(|_| !is_interrupted()) {
         if plan.output.format == Format::Human {
             eprintln!("building: {}", report::visible(&step.command));
         }
         let build_sandbox = runner::sandbox::prepare(&step.policy, &grader_exe)?;
-        let b = run_build(&step.command, &step.dir, build_sandbox)?;
-        let ok = b.ok;
-        report.build = Some(b);
-        if !ok || interrupted.load(Ordering::SeqCst) {
-            report.interrupted = interrupted.load(Ordering::SeqCst);
-            if report.interrupted {
-                report.cases = all.iter().map(|c| not_run(c).0).collect();
-            }
-            emit(&report, &plan.output)?;
-            return Ok(if report.interrupted {
-                EXIT_INTERRUPTED
-            } else {
-                1
-            });
+        match run_build(&step.command, &step.dir, build_sandbox) {
+            Ok(b) => report.build = Some(b),
+            Err(_) if is_interrupted() => {}
+            Err(e) => return Err(e),
         }
+        if report.build.as_ref().is_some_and(|b| !b.ok) && !is_interrupted() {
+            emit(&report, &plan.output)?;
+            return Ok(1);
+        }
+    }
+    if is_interrupted() {
+        report.interrupted = true;
+        report.cases = all.iter().map(|c| not_run(c).0).collect();
+        emit(&report, &plan.output)?;
+        return Ok(EXIT_INTERRUPTED);
     }
     clock.lap("build");
 

@@ -58,7 +58,14 @@ pub fn render(report: &Report, opts: Options) -> String {
             let _ = writeln!(
                 s,
                 "\n{} `{}`",
-                styled(FAIL, "BUILD FAILED:"),
+                styled(
+                    FAIL,
+                    if report.interrupted {
+                        "BUILD INTERRUPTED:"
+                    } else {
+                        "BUILD FAILED:"
+                    }
+                ),
                 visible(&b.command)
             );
             let _ = writeln!(s, "{}", styled(DIM, "last lines of its output:"));
