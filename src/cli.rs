@@ -167,7 +167,7 @@ pub struct TestArgs {
     /// Show every failing case in full, not only the first three.
     #[arg(long, short = 'v')]
     pub verbose: bool,
-    /// Print how long each phase took (load, build, run, judge, diagnose) to stderr.
+    /// Print how long each phase took (load, build, run and judge, diagnose, report) to stderr.
     #[arg(long)]
     pub timings: bool,
     /// The program and its arguments (after `--`).

@@ -17,6 +17,18 @@ pub mod report;
 pub mod runner;
 pub mod values;
 
+/// The grader's exit codes (an API: CI scripts and platforms read them).
+pub mod exit_codes {
+    /// Every case passed (or the command's check succeeded).
+    pub const OK: i32 = 0;
+    /// Some case failed, the build failed, or a check failed.
+    pub const FAILED: i32 = 1;
+    /// The grader could not do its job: bad flag, config or case file, program not found.
+    pub const ERROR: u8 = 2;
+    /// SIGINT or SIGTERM: the reports asked for were still written, cases not run marked so.
+    pub const INTERRUPTED: i32 = 130;
+}
+
 /// A command's result: the process exit code (0 all good, 1 some case failed or a check failed),
 /// or an error that stops the grader (exit 2).
 pub type CmdResult = Result<i32, Box<dyn std::error::Error>>;

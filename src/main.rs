@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {
             anstream::eprintln!("isr-grader: error: {e}");
-            ExitCode::from(2)
+            ExitCode::from(isr_grader::exit_codes::ERROR)
         }
     }
 }

@@ -20,12 +20,12 @@ use isr_reference::diagnose::is_event_line;
 use isr_reference::explain::explain_steps;
 use isr_reference::{FaultSet, output_lines};
 
-use crate::CmdResult;
 use crate::cases::{self, BUILTIN_LABEL, Case, CaseError, CaseSource, Visibility};
 use crate::cli::{DemoArgs, Format, LeaderArgs, ShowArgs, TestArgs};
 use crate::plan::{Output, Plan, check_program};
 use crate::report::{self, BuildReport, CaseReport, FirstDiff, Origin, Report, Verdict};
-use crate::runner::{self, Limits, Program, RunOutcome, SpawnError, Termination};
+use crate::runner::{self, Limits, Program, RunOutcome, Termination};
+use crate::{CmdResult, exit_codes};
 
 /// What one case produced, for the diagnosis: the program's event lines (None when its output is
 /// not comparable: timeout, crash, output limit).
@@ -65,9 +65,6 @@ fn interrupt_flag() -> Result<&'static Arc<AtomicBool>, std::io::Error> {
     }
     Ok(FLAG.get_or_init(|| flag))
 }
-
-/// The exit code after an interrupt (128 + SIGINT, as shells report it).
-pub const EXIT_INTERRUPTED: i32 = 130;
 
 fn test_plan(plan: Plan) -> CmdResult {
     // The flag first: an interrupt that closes the runner is then always seen by `test` too.
@@ -120,14 +117,14 @@ fn test_plan(plan: Plan) -> CmdResult {
         }
         if report.build.as_ref().is_some_and(|b| !b.ok) && !is_interrupted() {
             emit(&report, &plan.output)?;
-            return Ok(1);
+            return Ok(exit_codes::FAILED);
         }
     }
     if is_interrupted() {
         report.interrupted = true;
         report.cases = all.iter().map(|c| not_run(c).0).collect();
         emit(&report, &plan.output)?;
-        return Ok(EXIT_INTERRUPTED);
+        return Ok(exit_codes::INTERRUPTED);
     }
     clock.lap("build");
 
@@ -160,9 +157,8 @@ fn test_plan(plan: Plan) -> CmdResult {
                 Ok(not_run(case))
             }
             Ok(run) => Ok(judge(case, &run)),
-            Err(SpawnError::Other(e)) if e.kind() == std::io::ErrorKind::Interrupted => {
-                Ok(not_run(case))
-            }
+            // Refused by the closed runner (or its sandbox set-up cut short by the kill).
+            Err(_) if interrupted.load(Ordering::SeqCst) => Ok(not_run(case)),
             Err(e) => Err(e),
         }
     });
@@ -190,11 +186,11 @@ fn test_plan(plan: Plan) -> CmdResult {
     // An interrupt after the last case still ends with 130: the caller asked the grader to stop.
     Ok(
         if report.interrupted || interrupted.load(Ordering::SeqCst) {
-            EXIT_INTERRUPTED
+            exit_codes::INTERRUPTED
         } else if report.all_passed() {
-            0
+            exit_codes::OK
         } else {
-            1
+            exit_codes::FAILED
         },
     )
 }
