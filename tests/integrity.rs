@@ -410,6 +410,16 @@ fn a_flood_of_short_lines_keeps_reports_and_memory_bounded() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+    // The grader's peak memory: the largest of this test process's finished children (the
+    // graders of every test here; a flood once took 6 GiB).
+    // SAFETY: getrusage only writes the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage), 0);
+        usage
+    };
+    let peak_mib = usage.ru_maxrss / 1024;
+    assert!(peak_mib < 256, "a grader peaked at {peak_mib} MiB");
 }
 
 /// Processes running `sleep SECS` (each test uses its own SECS, as the tests run in parallel).
