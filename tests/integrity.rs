@@ -588,3 +588,35 @@ fn an_interrupt_during_the_build_still_writes_the_report() {
         "{doc}"
     );
 }
+
+#[test]
+fn the_instructor_chooses_the_uid() {
+    // Where the machine runs programs under another uid (the grader is root, namespaces
+    // allowed), it is the one the flag or the instructor's file names.
+    let dir = tempfile::tempdir().unwrap();
+    let icfg = dir.path().join("instructor.toml");
+    std::fs::write(
+        &icfg,
+        "run = [\"/usr/bin/true\"]\nsandbox_uid = \"4321:4321\"\n",
+    )
+    .unwrap();
+    for (args, uid) in [
+        (
+            vec!["--sandbox-uid", "1234:1234", "--", "/usr/bin/true"],
+            "uid 1234",
+        ),
+        (
+            vec!["--instructor-config", icfg.to_str().unwrap()],
+            "uid 4321",
+        ),
+    ] {
+        let out = grader()
+            .args(["test", "--filter", "001-worked-trace", "--format", "json"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let doc = common::json_report(&out);
+        let status = doc["sandbox"].as_str().unwrap();
+        assert!(!status.contains("uid ") || status.contains(uid), "{status}");
+    }
+}
