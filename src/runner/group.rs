@@ -170,7 +170,7 @@ pub fn prepare_grader_process() -> io::Result<()> {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
     // The argument is a flag (any non-zero value sets it); the current pid is non-zero.
-    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+    let _ = super::os::become_subreaper();
     let result = install_interrupt_handler();
     if result.is_err() {
         // Let a later call try again.

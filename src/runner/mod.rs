@@ -23,6 +23,7 @@
 //!    to the grader (see [`prepare_grader_process`]).
 
 mod group;
+mod os;
 mod parallel;
 mod pipes;
 pub mod sandbox;

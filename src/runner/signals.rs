@@ -20,7 +20,6 @@ pub fn signal_name(signal: i32) -> &'static str {
         libc::SIGPIPE => "SIGPIPE",
         libc::SIGALRM => "SIGALRM",
         libc::SIGTERM => "SIGTERM",
-        libc::SIGSTKFLT => "SIGSTKFLT",
         libc::SIGCHLD => "SIGCHLD",
         libc::SIGCONT => "SIGCONT",
         libc::SIGSTOP => "SIGSTOP",
@@ -34,8 +33,7 @@ pub fn signal_name(signal: i32) -> &'static str {
         libc::SIGPROF => "SIGPROF",
         libc::SIGWINCH => "SIGWINCH",
         libc::SIGIO => "SIGIO",
-        libc::SIGPWR => "SIGPWR",
         libc::SIGSYS => "SIGSYS",
-        _ => "unknown signal",
+        _ => super::os::platform_signal_name(signal).unwrap_or("unknown signal"),
     }
 }

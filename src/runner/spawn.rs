@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use rustix::fs::{Access, access};
-use rustix::process::{Pid, Resource, Rlimit, Signal};
+use rustix::process::{Pid, Resource, Rlimit};
 
 use super::{Limits, Program, SpawnError};
 
@@ -138,12 +138,7 @@ impl RlimitPlan {
         // child: the rest of the group is the interrupt handler's job. The signal is sent when
         // the *thread* that forked exits, and `run` blocks that thread until the child is
         // reaped, so this cannot fire early.
-        rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
-        if rustix::process::getppid() != Some(parent) {
-            // The grader died before the death signal was armed.
-            return Err(io::Error::from(rustix::io::Errno::SRCH));
-        }
-        Ok(())
+        super::os::die_with_parent(parent)
     }
 }
 

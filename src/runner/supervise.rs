@@ -10,7 +10,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
-use rustix::process::{Pid, PidfdFlags, Signal, WaitId, WaitIdOptions, WaitOptions};
+use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, WaitOptions};
 
 use super::pipes;
 #[cfg(test)]
@@ -49,9 +49,9 @@ enum LeaderWatch {
 
 impl LeaderWatch {
     fn new(pid: Pid) -> Self {
-        match rustix::process::pidfd_open(pid, PidfdFlags::empty()) {
-            Ok(fd) => LeaderWatch::PidFd(fd),
-            Err(_) => LeaderWatch::Polling(pid),
+        match super::os::exit_fd(pid) {
+            Some(fd) => LeaderWatch::PidFd(fd),
+            None => LeaderWatch::Polling(pid),
         }
     }
 

@@ -28,6 +28,19 @@ use std::path::{Path, PathBuf};
 
 use super::HelperPlan;
 
+impl HelperPlan {
+    /// The uid and gid the program runs as, as seen inside its namespace.
+    fn program_ids(&self) -> (u32, u32) {
+        // SAFETY: getuid and getgid cannot fail.
+        let own = unsafe { (libc::getuid(), libc::getgid()) };
+        if own.0 == 0 {
+            self.run_as.unwrap_or((0, 0))
+        } else {
+            own
+        }
+    }
+}
+
 /// Exit code of the helper when the sandbox could not be set up (the message is on fd 3).
 const SETUP_FAILED: i32 = 125;
 

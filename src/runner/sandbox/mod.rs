@@ -195,9 +195,8 @@ pub(in crate::runner) struct Channels {
 
 impl Channels {
     pub(in crate::runner) fn new() -> std::io::Result<Self> {
-        use rustix::pipe::{PipeFlags, pipe_with};
-        let (status_read, status_write) = pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)?;
-        let (plan_read, plan_write) = pipe_with(PipeFlags::CLOEXEC)?;
+        let (status_read, status_write) = super::os::pipe(true)?;
+        let (plan_read, plan_write) = super::os::pipe(false)?;
         Ok(Channels {
             status_read,
             status_write,
@@ -260,9 +259,20 @@ pub const HELPER_SUBCOMMAND: &str = "__sandbox";
 
 /// Runs the helper: the body of `isr-grader __sandbox`. Never returns.
 pub fn helper_main(plan_fd: i32, status_fd: i32, probe: bool) -> ! {
-    helper::main(plan_fd, status_fd, probe)
+    #[cfg(target_os = "linux")]
+    {
+        helper::main(plan_fd, status_fd, probe)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        // `prepare` never starts the helper where there is no sandbox to build.
+        let _ = (plan_fd, status_fd, probe);
+        eprintln!("isr-grader: the sandbox exists only on Linux");
+        std::process::exit(125)
+    }
 }
 
+#[cfg(target_os = "linux")]
 mod helper;
 
 /// What the helper is told for one run (serialized into its command line).
@@ -298,19 +308,6 @@ struct HelperPlan {
     exe: PathBuf,
     /// Its command line, `argv[0]` included.
     argv: Vec<String>,
-}
-
-impl HelperPlan {
-    /// The uid and gid the program runs as, as seen inside its namespace.
-    fn program_ids(&self) -> (u32, u32) {
-        // SAFETY: getuid and getgid cannot fail.
-        let own = unsafe { (libc::getuid(), libc::getgid()) };
-        if own.0 == 0 {
-            self.run_as.unwrap_or((0, 0))
-        } else {
-            own
-        }
-    }
 }
 
 /// Without namespaces, a process that left its run's group (`setsid`, a double fork) is out of
@@ -427,13 +424,15 @@ pub fn prepare(policy: &Policy, helper: &Path) -> Result<Sandbox, SandboxError> 
         return Ok(sandbox);
     }
     if !cfg!(target_os = "linux") {
-        sandbox.status.missing.push("not Linux".into());
+        sandbox
+            .status
+            .missing
+            .extend(super::os::GAPS.iter().map(|g| g.to_string()));
         return finish(sandbox);
     }
     // The grader's memory holds the expected outputs: no process of the same uid may read it
     // through /proc/PID/mem or ptrace.
-    // SAFETY: prctl with integer arguments.
-    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+    if !super::os::make_undumpable() {
         sandbox.status.missing.push("grader not dumpable".into());
     }
     // For testing the fallbacks on a machine that has every layer: pretend some are missing.
