@@ -164,6 +164,13 @@ pub struct TestArgs {
     /// Who the program runs as when the grader is root: UID or UID:GID (default 65534, nobody).
     #[arg(long, value_name = "UID[:GID]")]
     pub sandbox_uid: Option<RunAs>,
+    /// Stop starting cases after the first failure (the others are reported as not run; no
+    /// diagnosis).
+    #[arg(long, conflicts_with = "max_fail")]
+    pub fail_fast: bool,
+    /// Stop starting cases after N failures.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_fail: Option<u64>,
     /// Show every failing case in full, not only the first three.
     #[arg(long, short = 'v')]
     pub verbose: bool,

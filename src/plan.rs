@@ -53,6 +53,8 @@ pub struct Output {
     pub junit: Option<PathBuf>,
     /// A Gradescope results.json to write.
     pub gradescope: Option<PathBuf>,
+    /// Stop starting cases after this many failures (`--max-fail`, `--fail-fast` = 1).
+    pub max_fail: Option<usize>,
 }
 
 /// Everything `test` does, decided.
@@ -389,6 +391,12 @@ impl Plan {
                 timings: args.timings,
                 junit: args.junit.clone(),
                 gradescope: args.gradescope.clone(),
+                max_fail: if args.fail_fast {
+                    Some(1)
+                } else {
+                    args.max_fail
+                        .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+                },
             },
             notes,
         }

@@ -467,3 +467,56 @@ fn ctrl_c_kills_every_case_and_exits_130() {
     }
     assert_eq!(sleepers(), 0, "a case's process outlived the grader");
 }
+
+#[test]
+fn a_timeout_names_its_limit_and_the_usual_cause() {
+    let out = grader()
+        .args([
+            "test",
+            "--filter",
+            "001-worked-trace",
+            "--timeout",
+            "0.5",
+            "--",
+        ])
+        .args(["sh".to_string(), fixture("hostile/sleep_forever.sh")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout_of(&out);
+    assert!(text.contains("timeout (0.5 s)"), "{text}");
+    assert!(text.contains("exit at the end of its input"), "{text}");
+}
+
+#[test]
+fn fail_fast_and_max_fail_stop_starting_cases() {
+    let program = leader("caught-up-equality-only");
+    // Every case of the corpus, one job: the order of failures is the corpus order.
+    let count = |doc: &Value, verdict: &str| {
+        doc["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["verdict"] == verdict)
+            .count()
+    };
+    let (out, doc) = json_run(&["--jobs", "1", "--fail-fast"], &program);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(count(&doc, "wrong"), 1, "{doc:#}");
+    assert!(count(&doc, "not-run") > 0);
+    assert!(
+        doc["diagnosis"].is_null(),
+        "no diagnosis from part of the evidence"
+    );
+    let (_, doc) = json_run(&["--jobs", "1", "--max-fail", "3"], &program);
+    assert_eq!(count(&doc, "wrong"), 3, "{doc:#}");
+    let (_, full) = json_run(&["--jobs", "1"], &program);
+    assert_eq!(count(&full, "not-run"), 0);
+    assert!(count(&full, "wrong") > 3);
+    let bad = grader()
+        .args(["test", "--max-fail", "0", "--"])
+        .args(&program)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -8,6 +8,7 @@
 
 pub mod compare;
 pub mod diagnosis;
+pub mod live;
 
 use std::ffi::OsString;
 use std::io::Write as _;
@@ -116,14 +117,14 @@ fn test_plan(plan: Plan) -> CmdResult {
             Err(e) => return Err(e),
         }
         if report.build.as_ref().is_some_and(|b| !b.ok) && !is_interrupted() {
-            emit(&report, &plan.output)?;
+            emit(&report, &plan.output, false)?;
             return Ok(exit_codes::FAILED);
         }
     }
     if is_interrupted() {
         report.interrupted = true;
         report.cases = all.iter().map(|c| not_run(c).0).collect();
-        emit(&report, &plan.output)?;
+        emit(&report, &plan.output, false)?;
         return Ok(exit_codes::INTERRUPTED);
     }
     clock.lap("build");
@@ -144,24 +145,32 @@ fn test_plan(plan: Plan) -> CmdResult {
         }
     }
     let limits = &plan.limits;
-    let judged = runner::run_parallel(plan.jobs, &all, |case| {
-        if interrupted.load(Ordering::SeqCst) {
-            return Ok(not_run(case));
-        }
-        match runner::run(&program, case.trace_text.as_bytes(), limits) {
-            // Killed by the interrupt handler: not the program's doing.
-            Ok(run)
-                if interrupted.load(Ordering::SeqCst)
-                    && matches!(run.termination, Termination::Signaled { signal: 9, .. }) =>
-            {
-                Ok(not_run(case))
+    // Live: the header now, each case's line as it finishes (in corpus order).
+    let live = live::Live::new(all.len(), plan.output.format == Format::Human);
+    report.cases = all.iter().map(|c| not_run(c).0).collect();
+    live.header(&format!("{}\n", report::human::header(&report)));
+    let width = report::human::name_width(&report);
+    let failures = std::sync::atomic::AtomicUsize::new(0);
+    let stop_after = plan.output.max_fail.unwrap_or(usize::MAX);
+    let indices: Vec<usize> = (0..all.len()).collect();
+    let judged = runner::run_parallel(plan.jobs, &indices, |&index| {
+        let case = &all[index];
+        let result = run_case(case, &program, limits, interrupted, || {
+            failures.load(Ordering::SeqCst) >= stop_after
+        });
+        if let Ok((r, _)) = &result {
+            if !r.verdict.passed() && r.verdict != report::Verdict::NotRun {
+                failures.fetch_add(1, Ordering::SeqCst);
             }
-            Ok(run) => Ok(judge(case, &run)),
-            // Refused by the closed runner (or its sandbox set-up cut short by the kill).
-            Err(_) if interrupted.load(Ordering::SeqCst) => Ok(not_run(case)),
-            Err(e) => Err(e),
+            live.finished(index, report::human::case_line(r, width));
         }
+        result
     });
+    live.done();
+    let stopped_early = failures.load(Ordering::SeqCst) >= stop_after
+        && judged
+            .iter()
+            .any(|j| matches!(j, Ok((r, _)) if r.verdict == report::Verdict::NotRun));
     let mut reports = Vec::with_capacity(judged.len());
     let mut observations = Vec::with_capacity(judged.len());
     for j in judged {
@@ -176,12 +185,12 @@ fn test_plan(plan: Plan) -> CmdResult {
     clock.lap("run+judge");
     report.interrupted = interrupted.load(Ordering::SeqCst);
     // Diagnose only a whole run: a partial one would name mistakes from half the evidence.
-    if !report.interrupted {
+    if !report.interrupted && !stopped_early {
         report.diagnosis = Some(diagnosis::diagnose(&all, &reports, &observations));
     }
     clock.lap("diagnose");
     report.cases = reports;
-    emit(&report, &plan.output)?;
+    emit(&report, &plan.output, live.streams())?;
     clock.lap("report");
     // An interrupt after the last case still ends with 130: the caller asked the grader to stop.
     Ok(
@@ -195,7 +204,34 @@ fn test_plan(plan: Plan) -> CmdResult {
     )
 }
 
-/// The report of a case that was not run because the grader was interrupted.
+/// Runs and judges one case; a case not started (interrupted, or `stop()` says enough cases
+/// failed) is `not-run`.
+fn run_case(
+    case: &Case,
+    program: &Program,
+    limits: &Limits,
+    interrupted: &AtomicBool,
+    stop: impl Fn() -> bool,
+) -> Result<(CaseReport, Observation), runner::SpawnError> {
+    if interrupted.load(Ordering::SeqCst) || stop() {
+        return Ok(not_run(case));
+    }
+    match runner::run(program, case.trace_text.as_bytes(), limits) {
+        // Killed by the interrupt handler: not the program's doing.
+        Ok(run)
+            if interrupted.load(Ordering::SeqCst)
+                && matches!(run.termination, Termination::Signaled { signal: 9, .. }) =>
+        {
+            Ok(not_run(case))
+        }
+        Ok(run) => Ok(judge(case, &run)),
+        // Refused by the closed runner (or its sandbox set-up cut short by the kill).
+        Err(_) if interrupted.load(Ordering::SeqCst) => Ok(not_run(case)),
+        Err(e) => Err(e),
+    }
+}
+
+/// The report of a case that was not run (the grader was interrupted, or stopped early).
 fn not_run(case: &Case) -> (CaseReport, Observation) {
     let report = CaseReport {
         name: case.name.clone(),
@@ -420,7 +456,9 @@ pub fn judge(case: &Case, run: &RunOutcome) -> (CaseReport, Observation) {
         actual_total == expected.len() && expected.iter().zip(&actual).all(|(e, a)| e == a);
     let comparable = matches!(run.termination, Termination::Exited(_));
     let verdict = match &run.termination {
-        Termination::TimedOut => Verdict::Timeout,
+        Termination::TimedOut => Verdict::Timeout {
+            limit_ms: u64::try_from(run.time_limit.as_millis()).unwrap_or(u64::MAX),
+        },
         Termination::OutputLimit => Verdict::OutputLimit,
         Termination::Signaled { name, .. } => Verdict::Crash {
             signal: (*name).to_string(),
@@ -534,7 +572,8 @@ fn origin(case: &Case, index: usize) -> Option<Origin> {
     })
 }
 
-fn emit(report: &Report, args: &Output) -> Result<(), Box<dyn std::error::Error>> {
+/// Writes every report asked for; `listed`: the header and case lines were streamed already.
+fn emit(report: &Report, args: &Output, listed: bool) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(path) = &args.junit {
         let xml = report::junit::render(report)?;
         cases::write_atomic(path, xml.as_bytes())
@@ -554,6 +593,7 @@ fn emit(report: &Report, args: &Output) -> Result<(), Box<dyn std::error::Error>
         Format::Human => {
             let opts = report::human::Options {
                 details: if args.verbose { usize::MAX } else { 3 },
+                listed,
             };
             let text = report::human::render(report, opts);
             let mut out = anstream::stdout().lock();

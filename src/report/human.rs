@@ -22,20 +22,22 @@ const NOTE: Style = AnsiColor::Yellow.on_default();
 pub struct Options {
     /// Failing cases shown in full (the rest get one line each); `usize::MAX` for all.
     pub details: usize,
+    /// The header and the line of each case were already shown, as the cases finished
+    /// ([`header`], [`case_line`]): leave them out.
+    pub listed: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { details: 3 }
+        Options {
+            details: 3,
+            listed: false,
+        }
     }
 }
 
-fn styled(style: Style, text: &str) -> String {
-    format!("{style}{text}{style:#}")
-}
-
-/// Renders the report.
-pub fn render(report: &Report, opts: Options) -> String {
+/// The report's first lines: what is graded, on what, in which sandbox, and the notes.
+pub fn header(report: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -53,6 +55,41 @@ pub fn render(report: &Report, opts: Options) -> String {
     for note in &report.notes {
         let _ = writeln!(s, "{} {}", styled(NOTE, "note:"), visible(note));
     }
+    s
+}
+
+/// One case's line (without a newline), its name padded to `width`.
+pub fn case_line(c: &CaseReport, width: usize) -> String {
+    if c.verdict.passed() {
+        format!("  {}  {}", styled(PASS, "pass"), c.name)
+    } else if c.verdict == Verdict::NotRun {
+        format!(
+            "  {}  {:width$}  {}",
+            styled(DIM, "skip"),
+            c.name,
+            c.verdict.describe()
+        )
+    } else {
+        format!(
+            "  {}  {:width$}  {}",
+            styled(FAIL, "FAIL"),
+            c.name,
+            c.verdict.describe()
+        )
+    }
+}
+
+fn styled(style: Style, text: &str) -> String {
+    format!("{style}{text}{style:#}")
+}
+
+/// Renders the report.
+pub fn render(report: &Report, opts: Options) -> String {
+    let mut s = if opts.listed {
+        String::new()
+    } else {
+        header(report)
+    };
     if let Some(b) = &report.build {
         if !b.ok {
             let _ = writeln!(
@@ -86,29 +123,11 @@ pub fn render(report: &Report, opts: Options) -> String {
             return s;
         }
     }
-    let _ = writeln!(s);
-    let width = report.cases.iter().map(|c| c.name.len()).max().unwrap_or(0);
-    for c in &report.cases {
-        if c.verdict.passed() {
-            let _ = writeln!(s, "  {}  {}", styled(PASS, "pass"), c.name);
-        } else if c.verdict == Verdict::NotRun {
-            let _ = writeln!(
-                s,
-                "  {}  {:w$}  {}",
-                styled(DIM, "skip"),
-                c.name,
-                c.verdict.describe(),
-                w = width
-            );
-        } else {
-            let _ = writeln!(
-                s,
-                "  {}  {:w$}  {}",
-                styled(FAIL, "FAIL"),
-                c.name,
-                c.verdict.describe(),
-                w = width
-            );
+    if !opts.listed {
+        let _ = writeln!(s);
+        let width = name_width(report);
+        for c in &report.cases {
+            let _ = writeln!(s, "{}", case_line(c, width));
         }
     }
     let failing: Vec<&CaseReport> = report
@@ -149,11 +168,28 @@ pub fn render(report: &Report, opts: Options) -> String {
             styled(NOTE, "Incomplete:"),
             if not_run == 1 { "" } else { "s" }
         );
+    } else if let not_run @ 1.. = report
+        .cases
+        .iter()
+        .filter(|c| c.verdict == Verdict::NotRun)
+        .count()
+    {
+        let _ = writeln!(
+            s,
+            "{} stopped after the failures asked for (--fail-fast, --max-fail): {not_run} case{} not run, no diagnosis.",
+            styled(NOTE, "Incomplete:"),
+            if not_run == 1 { "" } else { "s" }
+        );
     }
     if let Some(d) = &report.diagnosis {
         diagnosis(&mut s, d, &failing, &report.cases);
     }
     s
+}
+
+/// The width case names are padded to.
+pub fn name_width(report: &Report) -> usize {
+    report.cases.iter().map(|c| c.name.len()).max().unwrap_or(0)
 }
 
 fn details(s: &mut String, c: &CaseReport) {
@@ -165,6 +201,13 @@ fn details(s: &mut String, c: &CaseReport) {
         c.verdict.describe()
     );
     let _ = writeln!(s, "   {}", c.title);
+    if let Verdict::Timeout { .. } = c.verdict {
+        let _ = writeln!(
+            s,
+            "   {} it was still running at the time limit. Does your program exit at the end of its input (when reading stdin returns end of file)? Is a loop waiting for a line that never comes?",
+            styled(NOTE, "note:")
+        );
+    }
     if let Some(d) = &c.first_diff {
         let _ = writeln!(s, "   first difference at output line {}:", d.line);
         let _ = writeln!(

@@ -23,7 +23,10 @@ pub enum Verdict {
     /// Output differs.
     Wrong,
     /// Killed at the wall-clock limit.
-    Timeout,
+    Timeout {
+        /// The limit, in milliseconds.
+        limit_ms: u64,
+    },
     /// Killed by a signal.
     Crash {
         /// The signal's name, e.g. `SIGSEGV`.
@@ -42,6 +45,15 @@ pub enum Verdict {
     NotRun,
 }
 
+/// Milliseconds for people: `10 s`, `0.5 s`.
+fn seconds(ms: u64) -> String {
+    if ms % 1000 == 0 {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{} s", ms as f64 / 1000.0)
+    }
+}
+
 impl Verdict {
     /// The short name: `pass`, `wrong`, `timeout`, `crash`, `exit-code`, `output-limit`,
     /// `no-output`, `not-run`.
@@ -49,7 +61,7 @@ impl Verdict {
         match self {
             Verdict::Pass => "pass",
             Verdict::Wrong => "wrong",
-            Verdict::Timeout => "timeout",
+            Verdict::Timeout { .. } => "timeout",
             Verdict::Crash { .. } => "crash",
             Verdict::ExitCode { .. } => "exit-code",
             Verdict::OutputLimit => "output-limit",
@@ -63,7 +75,7 @@ impl Verdict {
         match self {
             Verdict::Pass => "pass".into(),
             Verdict::Wrong => "wrong output".into(),
-            Verdict::Timeout => "timeout".into(),
+            Verdict::Timeout { limit_ms } => format!("timeout ({})", seconds(*limit_ms)),
             Verdict::Crash { signal } => format!("crash ({signal})"),
             Verdict::ExitCode { code } => format!("exit code {code}"),
             Verdict::OutputLimit => "output limit exceeded".into(),

@@ -186,6 +186,8 @@ pub struct RunOutcome {
     pub stdin_complete: bool,
     /// Wall-clock time from spawning the program to the exit of its main process.
     pub elapsed: Duration,
+    /// The wall-clock limit the run had ([`Limits::timeout`]), to say it with a timeout.
+    pub time_limit: Duration,
 }
 
 /// Why a program could not be started. The grader reports this once, not once per case.

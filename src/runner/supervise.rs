@@ -212,6 +212,7 @@ pub(super) fn supervise(
         stderr_tail: gathered.stderr.into_tail(),
         stdin_complete: gathered.stdin_complete,
         elapsed: gathered.elapsed,
+        time_limit: limits.timeout,
     })
 }
 
