@@ -8,7 +8,7 @@ use crate::values::{Jobs, MemoryMib, OutputKib, RunAs, TimeoutSecs};
 
 /// Grades a student's leader for the Kafka ISR / high-watermark exercise.
 #[derive(Debug, Parser)]
-#[command(name = "isr-grader", version, about, long_about = None)]
+#[command(name = "isr-grader", version = crate::version::LONG, about, long_about = None)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]

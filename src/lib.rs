@@ -6,16 +6,19 @@
 //! - [`runner`]: runs untrusted programs (knows nothing about the exercise).
 //! - [`grade`]: the `test` and `show` commands: run, compare, diagnose, report.
 //! - [`corpus`]: the `gen`, `bless` and `audit` commands.
+//! - [`version`]: the version, git revision and corpus hash (recorded by `build.rs`).
 
 pub mod cases;
 pub mod cli;
 pub mod config;
 pub mod corpus;
+pub mod fnv;
 pub mod grade;
 pub mod plan;
 pub mod report;
 pub mod runner;
 pub mod values;
+pub mod version;
 
 /// The grader's exit codes (an API: CI scripts and platforms read them).
 pub mod exit_codes {

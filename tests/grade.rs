@@ -282,6 +282,8 @@ fn redact(text: &str) -> String {
         .map(|l| {
             if l.starts_with("sandbox: ") {
                 "sandbox: [redacted]"
+            } else if l.starts_with("graded by isr-grader ") {
+                "graded by isr-grader [version redacted]"
             } else {
                 l
             }

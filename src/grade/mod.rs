@@ -9,6 +9,7 @@
 pub mod compare;
 pub mod diagnosis;
 pub mod live;
+pub mod provenance;
 
 use std::ffi::OsString;
 use std::io::Write as _;
@@ -94,6 +95,7 @@ fn test_plan(plan: Plan) -> CmdResult {
         })
         .collect();
     let mut report = Report {
+        grader_version: provenance::grader_version(&all),
         program: plan.shown_program.clone(),
         case_sources,
         sandbox: sandbox.status.to_string(),

@@ -72,7 +72,7 @@ pub fn render(report: &Report) -> Value {
         "output": output,
         "visibility": "visible",
         "stdout_visibility": "hidden",
-        "extra_data": {"sandbox": report.sandbox},
+        "extra_data": {"sandbox": report.sandbox, "grader_version": report.grader_version},
         "tests": tests,
     })
 }
@@ -85,6 +85,7 @@ pub fn render_error(message: &str) -> Value {
         "output": format!("The autograder could not grade this submission: {message}"),
         "visibility": "visible",
         "stdout_visibility": "hidden",
+        "extra_data": {"grader_version": format!("isr-grader {}", crate::version::LONG)},
         "tests": [],
     })
 }

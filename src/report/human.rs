@@ -52,6 +52,11 @@ pub fn header(report: &Report) -> String {
         "{}",
         styled(DIM, &format!("sandbox: {}", report.sandbox))
     );
+    let _ = writeln!(
+        s,
+        "{}",
+        styled(DIM, &format!("graded by {}", report.grader_version))
+    );
     for note in &report.notes {
         let _ = writeln!(s, "{} {}", styled(NOTE, "note:"), visible(note));
     }

@@ -41,6 +41,7 @@ pub fn render(report: &Report) -> Value {
     });
     json!({
         "schema_version": 1,
+        "grader_version": report.grader_version,
         "program": report.program,
         "case_sources": report.case_sources,
         "sandbox": report.sandbox,

@@ -56,6 +56,10 @@ pub fn render(report: &Report) -> Result<String, quick_junit::SerializeError> {
         "sandbox",
         report.sandbox.clone(),
     ));
+    suite.add_property(quick_junit::Property::new(
+        "grader_version",
+        report.grader_version.clone(),
+    ));
     let mut r = JReport::new("isr-grader");
     r.add_test_suite(suite);
     r.to_string()

@@ -213,6 +213,9 @@ pub struct BuildReport {
 /// The whole grading result.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// The grader that graded and the cases it graded, e.g. `isr-grader 0.1.0 (rev
+    /// abc123def456, cases 0123456789abcdef)` (see [`crate::grade::provenance`]).
+    pub grader_version: String,
     /// The program graded, as a command line.
     pub program: String,
     /// Where the cases came from.
