@@ -617,7 +617,13 @@ fn program(plan: &HelperPlan, reporter: &Reporter, proc_fresh: bool) -> ! {
     ))
 }
 
-fn set_limit(resource: libc::__rlimit_resource_t, value: u64, key: &str, reporter: &Reporter) {
+/// `setrlimit`'s resource type: glibc's own, an int on musl (the static release builds).
+#[cfg(target_env = "gnu")]
+type RlimitResource = libc::__rlimit_resource_t;
+#[cfg(not(target_env = "gnu"))]
+type RlimitResource = libc::c_int;
+
+fn set_limit(resource: RlimitResource, value: u64, key: &str, reporter: &Reporter) {
     let limit = libc::rlimit {
         rlim_cur: value,
         rlim_max: value,
