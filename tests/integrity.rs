@@ -357,6 +357,8 @@ fn escape_sequences_never_reach_a_report_raw() {
         .map(|l| {
             if l.starts_with("sandbox: ") {
                 "sandbox: [redacted]"
+            } else if l.starts_with("graded by isr-grader ") {
+                "graded by isr-grader [version redacted]"
             } else {
                 l
             }
