@@ -81,6 +81,9 @@ pub enum Format {
     Human,
     /// One JSON document on stdout.
     Json,
+    /// A markdown summary (GitHub's job summary): the result and the diagnosis, a table of
+    /// cases, each failure in a `<details>` block.
+    Markdown,
 }
 
 /// `--sandbox` (and `sandbox` in the instructor's config file).
@@ -156,6 +159,10 @@ pub struct TestArgs {
     /// Also write a Gradescope results.json to FILE.
     #[arg(long, value_name = "FILE")]
     pub gradescope: Option<PathBuf>,
+    /// Also append the markdown summary (as --format markdown prints it) to FILE, e.g.
+    /// "$GITHUB_STEP_SUMMARY".
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
     /// How strictly the program is sandboxed: `require` refuses to grade when a protection is
     /// missing (use it to grade a class), `best-effort` uses what the machine allows and says
     /// what is missing, `off` runs the program with process groups and limits only.

@@ -55,6 +55,8 @@ pub struct Output {
     pub gradescope: Option<PathBuf>,
     /// Stop starting cases after this many failures (`--max-fail`, `--fail-fast` = 1).
     pub max_fail: Option<usize>,
+    /// A file to append the markdown summary to.
+    pub summary: Option<PathBuf>,
 }
 
 /// Everything `test` does, decided.
@@ -397,6 +399,7 @@ impl Plan {
                     args.max_fail
                         .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
                 },
+                summary: args.summary.clone(),
             },
             notes,
         }
@@ -430,6 +433,7 @@ fn base_policy(
         .collect();
     hidden.extend(args.junit.iter().cloned());
     hidden.extend(args.gradescope.iter().cloned());
+    hidden.extend(args.summary.iter().cloned());
     let mode = args
         .sandbox
         .or(inst.and_then(|i| i.sandbox))

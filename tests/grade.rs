@@ -522,3 +522,107 @@ fn fail_fast_and_max_fail_stop_starting_cases() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// The markdown summary with machine-dependent lines replaced (insta filters).
+fn markdown_settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(&regex_escape(&grader_path()), "[isr-grader]");
+    settings.add_filter(&regex_escape(&root().display().to_string()), "[root]");
+    settings.add_filter(r"(?m)^- sandbox: .*$", "- sandbox: [redacted]");
+    settings.add_filter(r"(?m)^- graded by: .*$", "- graded by: [redacted]");
+    settings
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let special = "\\.+*?()|[]{}^$#&-~".contains(c);
+            special.then_some('\\').into_iter().chain([c])
+        })
+        .collect()
+}
+
+#[test]
+fn markdown_summary_puts_the_result_and_diagnosis_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("summary.md");
+    // `--summary` appends, as GitHub's $GITHUB_STEP_SUMMARY expects.
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    let out = grader()
+        .args([
+            "test",
+            "--filter",
+            "00",
+            "--format",
+            "markdown",
+            "--summary",
+        ])
+        .arg(&summary)
+        .arg("--")
+        .args(leader("hw-not-on-shrink"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = stdout_of(&out);
+    assert_eq!(
+        std::fs::read_to_string(&summary).unwrap(),
+        format!("earlier step\n{md}")
+    );
+    let result = md.find("cases passed").unwrap();
+    let diagnosis = md.find("### Diagnosis").unwrap();
+    let table = md.find("| case |").unwrap();
+    assert!(result < diagnosis && diagnosis < table, "{md}");
+    markdown_settings().bind(|| insta::assert_snapshot!("markdown_one_mistake", md));
+}
+
+#[test]
+fn markdown_summary_is_written_when_the_grader_cannot_grade() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("summary.md");
+    let out = grader()
+        .args(["test", "--summary"])
+        .arg(&summary)
+        .args(["--", "./no-such-program"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let md = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        md.starts_with("## ⚠️ isr-grader could not grade\n") && md.contains("no-such-program"),
+        "{md}"
+    );
+}
+
+#[test]
+fn markdown_summary_escapes_program_output() {
+    let out = grader()
+        .args([
+            "test",
+            "--filter",
+            "001-worked-trace",
+            "--format",
+            "markdown",
+            "--",
+        ])
+        .arg(fixture("students/markdown_injection.sh"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let md = stdout_of(&out);
+    assert!(!md.contains('\x1b'), "{md}");
+    // The program's HTML only inside code: a span, or a fence no line of it can close.
+    assert!(
+        md.contains("yours: `</details><script>alert(1)</script>`"),
+        "{md}"
+    );
+    assert!(md.contains("````diff\n") && md.contains("\n+```\n"), "{md}");
+    // One <details> block, closed once.
+    assert_eq!(md.lines().filter(|l| *l == "</details>").count(), 1, "{md}");
+    markdown_settings().bind(|| insta::assert_snapshot!("markdown_injection", md));
+}

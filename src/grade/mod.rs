@@ -41,6 +41,7 @@ pub struct Observation {
 /// `isr-grader test`.
 pub fn test_cmd(args: TestArgs) -> CmdResult {
     let gradescope = args.gradescope.clone();
+    let summary = args.summary.clone();
     // From the start: an interrupt while the plan is resolved still gets every report.
     let result = (|| -> CmdResult {
         interrupt_flag()?;
@@ -50,6 +51,12 @@ pub fn test_cmd(args: TestArgs) -> CmdResult {
     if let (Err(e), Some(path)) = (&result, &gradescope) {
         let doc = report::gradescope::render_error(&e.to_string());
         let _ = cases::write_atomic(path, format!("{doc:#}\n").as_bytes());
+    }
+    if let (Err(e), Some(path)) = (&result, &summary) {
+        let _ = append(
+            path,
+            report::markdown::render_error(&e.to_string()).as_bytes(),
+        );
     }
     result
 }
@@ -586,6 +593,10 @@ fn emit(report: &Report, args: &Output, listed: bool) -> Result<(), Box<dyn std:
         cases::write_atomic(path, format!("{doc:#}\n").as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
+    if let Some(path) = &args.summary {
+        append(path, report::markdown::render(report).as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
     match args.format {
         Format::Json => {
             let doc = report::json::render(report);
@@ -601,8 +612,21 @@ fn emit(report: &Report, args: &Output, listed: bool) -> Result<(), Box<dyn std:
             let mut out = anstream::stdout().lock();
             write!(out, "{text}")?;
         }
+        Format::Markdown => {
+            let mut out = std::io::stdout().lock();
+            write!(out, "{}", report::markdown::render(report))?;
+        }
     }
     Ok(())
+}
+
+/// Appends to a file (created if missing): GitHub's `$GITHUB_STEP_SUMMARY` is written this way.
+fn append(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    file.write_all(bytes)
 }
 
 /// `isr-grader show`: a case's description, trace, expected output and explained trace.

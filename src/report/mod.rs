@@ -7,6 +7,7 @@ pub mod gradescope;
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod markdown;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
