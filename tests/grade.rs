@@ -626,3 +626,79 @@ fn markdown_summary_escapes_program_output() {
     assert_eq!(md.lines().filter(|l| *l == "</details>").count(), 1, "{md}");
     markdown_settings().bind(|| insta::assert_snapshot!("markdown_injection", md));
 }
+
+/// Whether `python3` can import `module`; when not, the test is skipped with a message, except
+/// in CI (`CI` set: `.ci/run` installs it), where it fails.
+fn python_has(module: &str) -> bool {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3 cannot import {module}: `.ci/run` installs it (pip install {module})"
+        );
+        eprintln!("SKIPPED: python3 cannot import {module} (pip install {module}; .ci/run does)");
+    }
+    ok
+}
+
+#[test]
+fn junit_is_read_by_a_real_consumer_with_suite_time_and_diagnosis() {
+    if !python_has("junitparser") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("report.xml");
+    let out = grader()
+        .args(["test", "--filter", "00", "--junit"])
+        .arg(&junit)
+        .arg("--")
+        .args(leader("hw-not-on-shrink"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let read = std::process::Command::new("python3")
+        .arg(fixture("consumers/junitparser_read.py"))
+        .arg(&junit)
+        .output()
+        .unwrap();
+    let text = stdout_of(&read);
+    assert!(
+        read.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    eprintln!("{text}");
+    let suite = text.lines().find(|l| l.starts_with("suite ")).unwrap();
+    assert!(
+        suite.starts_with("suite isr-grader tests=9 failures=5 errors=0 skipped=0 time="),
+        "{text}"
+    );
+    // The suite's time is the whole run's, at least that of its longest case.
+    let field = |line: &str, key: &str| -> f64 {
+        line.split(' ')
+            .find_map(|w| w.strip_prefix(key))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let suite_time = field(suite, "time=");
+    let longest = text
+        .lines()
+        .filter(|l| l.starts_with("case "))
+        .map(|l| field(l, "time="))
+        .fold(0.0, f64::max);
+    assert!(suite_time > 0.0 && suite_time >= longest, "{text}");
+    for want in [
+        "timestamp parses: True",
+        "property diagnosis.exact=true",
+        "property diagnosis.mistakes=hw-all-replicas",
+        "property interrupted=false",
+        "Diagnosis: your output matches, on every case, a leader with this known mistake:",
+        "case 001-worked-trace time=",
+    ] {
+        assert!(text.contains(want), "{want:?} not in:\n{text}");
+    }
+}

@@ -16,7 +16,7 @@ use std::io::Write as _;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
 use isr_reference::diagnose::is_event_line;
 use isr_reference::explain::explain_steps;
@@ -78,6 +78,7 @@ fn interrupt_flag() -> Result<&'static Arc<AtomicBool>, std::io::Error> {
 fn test_plan(plan: Plan) -> CmdResult {
     // The flag first: an interrupt that closes the runner is then always seen by `test` too.
     let interrupted = interrupt_flag()?;
+    let (started, started_at) = (Instant::now(), SystemTime::now());
     runner::prepare_grader_process()?;
     let mut clock = Timings::new(plan.output.timings);
 
@@ -111,6 +112,8 @@ fn test_plan(plan: Plan) -> CmdResult {
         build: None,
         cases: Vec::new(),
         diagnosis: None,
+        started: Some(started_at),
+        elapsed: Duration::ZERO,
     };
 
     // Build (not started once interrupted; a build the interrupt stopped is no build failure).
@@ -126,14 +129,14 @@ fn test_plan(plan: Plan) -> CmdResult {
             Err(e) => return Err(e),
         }
         if report.build.as_ref().is_some_and(|b| !b.ok) && !is_interrupted() {
-            emit(&report, &plan.output, false)?;
+            emit(&mut report, &plan.output, false, started)?;
             return Ok(exit_codes::FAILED);
         }
     }
     if is_interrupted() {
         report.interrupted = true;
         report.cases = all.iter().map(|c| not_run(c).0).collect();
-        emit(&report, &plan.output, false)?;
+        emit(&mut report, &plan.output, false, started)?;
         return Ok(exit_codes::INTERRUPTED);
     }
     clock.lap("build");
@@ -199,7 +202,7 @@ fn test_plan(plan: Plan) -> CmdResult {
     }
     clock.lap("diagnose");
     report.cases = reports;
-    emit(&report, &plan.output, live.streams())?;
+    emit(&mut report, &plan.output, live.streams(), started)?;
     clock.lap("report");
     // An interrupt after the last case still ends with 130: the caller asked the grader to stop.
     Ok(
@@ -582,7 +585,14 @@ fn origin(case: &Case, index: usize) -> Option<Origin> {
 }
 
 /// Writes every report asked for; `listed`: the header and case lines were streamed already.
-fn emit(report: &Report, args: &Output, listed: bool) -> Result<(), Box<dyn std::error::Error>> {
+fn emit(
+    report: &mut Report,
+    args: &Output,
+    listed: bool,
+    started: Instant,
+) -> Result<(), Box<dyn std::error::Error>> {
+    report.elapsed = started.elapsed();
+    let report = &*report;
     if let Some(path) = &args.junit {
         let xml = report::junit::render(report)?;
         cases::write_atomic(path, xml.as_bytes())

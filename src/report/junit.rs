@@ -1,6 +1,11 @@
 //! JUnit XML (as GitLab and the GitHub reporter actions read it), through quick-junit.
 
-use quick_junit::{NonSuccessKind, Report as JReport, TestCase, TestCaseStatus, TestSuite};
+use std::fmt::Write as _;
+
+use chrono::{DateTime, Utc};
+use quick_junit::{
+    NonSuccessKind, Property, Report as JReport, TestCase, TestCaseStatus, TestSuite,
+};
 
 use super::{Report, Verdict, visible, visible_lines};
 
@@ -60,7 +65,98 @@ pub fn render(report: &Report) -> Result<String, quick_junit::SerializeError> {
         "grader_version",
         report.grader_version.clone(),
     ));
+    suite.add_property(Property::new("interrupted", report.interrupted.to_string()));
+    if let Some(d) = &report.diagnosis {
+        let ids: Vec<&str> = d.mistakes.iter().map(|m| m.id.as_str()).collect();
+        suite.add_property(Property::new("diagnosis.exact", d.exact.to_string()));
+        suite.add_property(Property::new("diagnosis.mistakes", ids.join(",")));
+        let alternatives: Vec<String> = d.alternatives.iter().map(|a| a.join("+")).collect();
+        suite.add_property(Property::new(
+            "diagnosis.alternatives",
+            alternatives.join(","),
+        ));
+    }
+    suite.set_system_out(summary(report));
     let mut r = JReport::new("isr-grader");
+    // Suite time and timestamp: reporters (dorny/test-reporter) compute with them.
+    r.set_time(report.elapsed);
+    suite.set_time(report.elapsed);
+    if let Some(started) = report.started {
+        let at = DateTime::<Utc>::from(started).fixed_offset();
+        r.set_timestamp(at);
+        suite.set_timestamp(at);
+    }
     r.add_test_suite(suite);
     r.to_string()
+}
+
+/// The suite's output: the result, the notes and the diagnosis in words.
+fn summary(report: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Result: {}/{} cases passed, {}/{} points",
+        report.passed(),
+        report.cases.len(),
+        report.points(),
+        report.max_points()
+    );
+    let _ = writeln!(s, "sandbox: {}", report.sandbox);
+    for note in &report.notes {
+        let _ = writeln!(s, "note: {}", visible(note));
+    }
+    if report.interrupted {
+        let _ = writeln!(s, "Incomplete: the grader was interrupted, no diagnosis.");
+    }
+    let Some(d) = &report.diagnosis else {
+        return s;
+    };
+    if report.all_passed() {
+        return s;
+    }
+    if d.exact && !d.mistakes.is_empty() {
+        let _ = writeln!(
+            s,
+            "Diagnosis: your output matches, on every case, a leader with {}:",
+            if d.mistakes.len() == 1 {
+                "this known mistake"
+            } else {
+                "these known mistakes together"
+            }
+        );
+        for m in &d.mistakes {
+            let _ = writeln!(s, "  {} ({})", m.title, m.id);
+            let _ = writeln!(s, "    the rule ({}): {}", m.section, m.rule);
+            let _ = writeln!(s, "    {}", m.explanation);
+            if let Some(case) = &m.smallest_case {
+                let _ = writeln!(s, "    smallest case that shows it: {case}");
+            }
+        }
+        if !d.alternatives.is_empty() {
+            let alts: Vec<String> = d.alternatives.iter().map(|a| a.join(" + ")).collect();
+            let _ = writeln!(
+                s,
+                "  These cases cannot tell that apart from: {}.",
+                alts.join("; ")
+            );
+        }
+    } else if !d.exact {
+        let _ = writeln!(
+            s,
+            "Diagnosis: no known mistake, alone or in a pair, reproduces the output on every case."
+        );
+        for c in &d.closest {
+            let _ = writeln!(
+                s,
+                "  closest: {} reproduces {} of {} failing cases",
+                c.mistakes.join(" + "),
+                c.explains,
+                c.failing
+            );
+        }
+    }
+    for slip in &d.slips {
+        let _ = writeln!(s, "Also: {slip}");
+    }
+    s
 }

@@ -409,6 +409,8 @@ mod tests {
             }),
             cases: vec![],
             diagnosis: None,
+            started: None,
+            elapsed: std::time::Duration::ZERO,
         };
         let md = render(&report);
         assert!(md.starts_with("## ❌ isr-grader: build failed\n"), "{md}");

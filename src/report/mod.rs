@@ -11,7 +11,7 @@ pub mod markdown;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
@@ -234,6 +234,12 @@ pub struct Report {
     pub cases: Vec<CaseReport>,
     /// The diagnosis (None when the build failed or no case ran).
     pub diagnosis: Option<DiagnosisReport>,
+    /// When grading started, by the wall clock (not shown in deterministic reports).
+    #[serde(skip)]
+    pub started: Option<SystemTime>,
+    /// How long grading took, up to the reports (not shown in deterministic reports).
+    #[serde(skip)]
+    pub elapsed: Duration,
 }
 
 impl Report {
