@@ -258,8 +258,15 @@ fn no_process_outlives_the_grader() {
 #[test]
 fn the_report_is_deterministic_and_in_corpus_order() {
     let program = leader("hw-not-on-shrink");
-    let (_, a) = json_run(&["--jobs", "2"], &program);
-    let (_, b) = json_run(&["--jobs", "1"], &program);
+    let (_, mut a) = json_run(&["--jobs", "2"], &program);
+    let (_, mut b) = json_run(&["--jobs", "1"], &program);
+    // Each case's time is the one thing that differs between runs: checked, then left out.
+    for doc in [&mut a, &mut b] {
+        for case in doc["cases"].as_array_mut().unwrap() {
+            let time = case["time_secs"].take();
+            assert!(time.as_f64().is_some_and(|t| t >= 0.0), "{time}");
+        }
+    }
     assert_eq!(a, b);
     let names: Vec<&str> = a["cases"]
         .as_array()
@@ -700,5 +707,95 @@ fn junit_is_read_by_a_real_consumer_with_suite_time_and_diagnosis() {
         "case 001-worked-trace time=",
     ] {
         assert!(text.contains(want), "{want:?} not in:\n{text}");
+    }
+}
+
+/// Writes a submission whose build fails, returns its folder.
+fn failing_build() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("grader.toml"),
+        "build = \"echo 'error: no leader here' >&2; exit 3\"\nrun = [\"./leader\"]\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn json_report_on_a_failed_build_and_on_a_grader_error() {
+    // A failed build: no case, but the points possible are known.
+    let dir = failing_build();
+    let out = grader()
+        .args(["test", "--format", "json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let doc = common::json_report(&out);
+    assert_eq!(doc["build"]["ok"], false, "{doc:#}");
+    assert_eq!(doc["summary"]["cases"], 0);
+    assert_eq!(doc["summary"]["max_points"], 36, "{doc:#}");
+    // A grader error (exit 2): still one JSON document on stdout.
+    let out = grader()
+        .args(["test", "--format", "json", "--", "./no-such-program"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let doc = common::json_report(&out);
+    assert_eq!(doc["schema_version"], 1);
+    assert!(
+        doc["error"].as_str().unwrap().contains("no-such-program"),
+        "{doc:#}"
+    );
+    assert_eq!(doc.as_object().unwrap().len(), 2, "{doc:#}");
+}
+
+#[test]
+fn json_documents_follow_the_committed_schema() {
+    if !python_has("jsonschema") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut docs = Vec::new();
+    // A failing student with stray lines, a crash and the diagnosis; a failed build; an error.
+    let (_, doc) = json_run(&[], &leader("hw-not-on-shrink"));
+    docs.push(doc);
+    let (_, doc) = hostile("segfault.sh", &[]);
+    docs.push(doc);
+    let (_, doc) = json_run(&[], &student("debug_prints.sh"));
+    docs.push(doc);
+    let build = failing_build();
+    let out = grader()
+        .args(["test", "--format", "json"])
+        .current_dir(build.path())
+        .output()
+        .unwrap();
+    docs.push(common::json_report(&out));
+    let out = grader()
+        .args(["test", "--format", "json", "--", "./no-such-program"])
+        .output()
+        .unwrap();
+    docs.push(common::json_report(&out));
+    for (i, doc) in docs.iter().enumerate() {
+        let path = dir.path().join(format!("{i}.json"));
+        std::fs::write(&path, doc.to_string()).unwrap();
+        let check = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import json, sys, jsonschema\n\
+                 schema = json.load(open(sys.argv[1]))\n\
+                 jsonschema.Draft202012Validator.check_schema(schema)\n\
+                 jsonschema.validate(json.load(open(sys.argv[2])), schema, cls=jsonschema.Draft202012Validator)\n",
+            ])
+            .arg(root().join("schema/report-v1.json"))
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            check.status.success(),
+            "document {i} does not follow schema/report-v1.json: {}\n{doc:#}",
+            String::from_utf8_lossy(&check.stderr)
+        );
     }
 }

@@ -366,7 +366,15 @@ fn require_refuses_to_grade_without_every_layer_and_best_effort_says_what_is_mis
         err.contains("--sandbox require") && err.contains("landlock"),
         "{err}"
     );
-    assert!(out.stdout.is_empty(), "nothing may run");
+    // Nothing ran: stdout holds only the JSON error document.
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        doc["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("--sandbox require"))
+            && doc.get("cases").is_none(),
+        "nothing may run: {doc:#}"
+    );
 
     // Without namespaces, the sweep still leaves no escaped process behind.
     let out = grade("best-effort", "namespaces");

@@ -41,6 +41,7 @@ pub struct Observation {
 /// `isr-grader test`.
 pub fn test_cmd(args: TestArgs) -> CmdResult {
     let gradescope = args.gradescope.clone();
+    let json = args.format == Format::Json;
     let summary = args.summary.clone();
     // From the start: an interrupt while the plan is resolved still gets every report.
     let result = (|| -> CmdResult {
@@ -51,6 +52,11 @@ pub fn test_cmd(args: TestArgs) -> CmdResult {
     if let (Err(e), Some(path)) = (&result, &gradescope) {
         let doc = report::gradescope::render_error(&e.to_string());
         let _ = cases::write_atomic(path, format!("{doc:#}\n").as_bytes());
+    }
+    if let (Err(e), true) = (&result, json) {
+        // A document on stdout also when the grader could not grade: the caller parses stdout.
+        let doc = report::json::render_error(&e.to_string());
+        let _ = writeln!(std::io::stdout().lock(), "{doc}");
     }
     if let (Err(e), Some(path)) = (&result, &summary) {
         let _ = append(
@@ -112,6 +118,9 @@ fn test_plan(plan: Plan) -> CmdResult {
         build: None,
         cases: Vec::new(),
         diagnosis: None,
+        points_possible: all
+            .iter()
+            .fold(0u32, |sum, c| sum.saturating_add(c.meta.points)),
         started: Some(started_at),
         elapsed: Duration::ZERO,
     };
@@ -609,9 +618,8 @@ fn emit(
     }
     match args.format {
         Format::Json => {
-            let doc = report::json::render(report);
             let mut out = std::io::stdout().lock();
-            writeln!(out, "{doc:#}")?;
+            writeln!(out, "{}", report::json::render(report))?;
         }
         Format::Human => {
             let opts = report::human::Options {

@@ -409,6 +409,7 @@ mod tests {
             }),
             cases: vec![],
             diagnosis: None,
+            points_possible: 0,
             started: None,
             elapsed: std::time::Duration::ZERO,
         };

@@ -1,4 +1,6 @@
-//! Reports: the grading result as data, and its renderings (human, JSON, JUnit XML, Gradescope).
+//! Reports: the grading result as data, and its renderings (human, JSON, JUnit XML, Gradescope,
+//! markdown). The data model here is internal; the JSON report has its own typed model per
+//! schema version ([`json`]).
 //!
 //! This layer knows nothing about the exercise: it renders verdicts, text differences and
 //! diagnoses that the grading layer has already put into words.
@@ -13,11 +15,8 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime};
 
-use serde::Serialize;
-
 /// A case's verdict.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     /// Output as expected, exit code 0.
     Pass,
@@ -92,7 +91,7 @@ impl Verdict {
 }
 
 /// One line of a line diff.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiffLine {
     /// `' '` context, `'-'` expected only, `'+'` actual only, `'~'` a skipped stretch.
     pub tag: char,
@@ -101,7 +100,7 @@ pub struct DiffLine {
 }
 
 /// Where the program's output first differs from the expected output.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FirstDiff {
     /// 1-based index among the compared (normalized) lines.
     pub line: usize,
@@ -112,7 +111,7 @@ pub struct FirstDiff {
 }
 
 /// The input command behind the first difference, and why the expected line is what it is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
     /// `file:line` of the command in the case's input.
     pub location: String,
@@ -123,7 +122,7 @@ pub struct Origin {
 }
 
 /// One case's result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct CaseReport {
     /// Case name.
     pub name: String,
@@ -153,12 +152,11 @@ pub struct CaseReport {
     /// A command that shows the case in full with its explanation (None for hidden cases).
     pub show_command: Option<String>,
     /// Wall-clock time of the run (not shown in deterministic reports).
-    #[serde(skip)]
     pub elapsed: Duration,
 }
 
 /// A known mistake named by the diagnosis, in words.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mistake {
     /// Stable id.
     pub id: String,
@@ -175,7 +173,7 @@ pub struct Mistake {
 }
 
 /// A candidate that explains some but not all failures.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Closest {
     /// The mistake ids.
     pub mistakes: Vec<String>,
@@ -186,7 +184,7 @@ pub struct Closest {
 }
 
 /// The diagnosis, in words.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiagnosisReport {
     /// Whether `mistakes` reproduces the program's output on every case.
     pub exact: bool,
@@ -201,7 +199,7 @@ pub struct DiagnosisReport {
 }
 
 /// The build step's outcome.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildReport {
     /// The command.
     pub command: String,
@@ -212,7 +210,7 @@ pub struct BuildReport {
 }
 
 /// The whole grading result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Report {
     /// The grader that graded and the cases it graded, e.g. `isr-grader 0.1.0 (rev
     /// abc123def456, cases 0123456789abcdef)` (see [`crate::grade::provenance`]).
@@ -234,11 +232,12 @@ pub struct Report {
     pub cases: Vec<CaseReport>,
     /// The diagnosis (None when the build failed or no case ran).
     pub diagnosis: Option<DiagnosisReport>,
+    /// Points possible over the cases selected, known before any ran (so also when the build
+    /// failed).
+    pub points_possible: u32,
     /// When grading started, by the wall clock (not shown in deterministic reports).
-    #[serde(skip)]
     pub started: Option<SystemTime>,
     /// How long grading took, up to the reports (not shown in deterministic reports).
-    #[serde(skip)]
     pub elapsed: Duration,
 }
 
@@ -253,9 +252,13 @@ impl Report {
         self.cases.iter().map(|c| c.points).sum()
     }
 
-    /// Points possible.
+    /// Points possible (over the cases selected, whether they ran or not).
     pub fn max_points(&self) -> u32 {
-        self.cases.iter().map(|c| c.max_points).sum()
+        let listed = self
+            .cases
+            .iter()
+            .fold(0u32, |sum, c| sum.saturating_add(c.max_points));
+        listed.max(self.points_possible)
     }
 
     /// Whether everything passed (and the build, if any, succeeded).
