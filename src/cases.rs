@@ -356,30 +356,39 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Whether a case name matches a `--filter` pattern: `*` matches any run of characters; a
-/// pattern without `*` matches any name that contains it.
+/// Whether a case name matches a `--filter` pattern. One rule: the pattern is a glob that may
+/// match any part of the name (`*` any run of characters, `?` one character), as if it began and
+/// ended with `*`. So `worked`, `worked*`, `*worked` and `w*d` all match `001-worked-trace`.
 pub fn name_matches(name: &str, pattern: &str) -> bool {
-    if !pattern.contains('*') {
-        return name.contains(pattern);
-    }
-    let parts: Vec<&str> = pattern.split('*').collect();
-    let mut rest = name;
-    for (i, part) in parts.iter().enumerate() {
-        if i == 0 {
-            match rest.strip_prefix(part) {
-                Some(r) => rest = r,
-                None => return false,
+    let name: Vec<char> = name.chars().collect();
+    let glob: Vec<char> = std::iter::once('*')
+        .chain(pattern.chars())
+        .chain(std::iter::once('*'))
+        .collect();
+    // The classic linear glob match: on a mismatch, retry from the last `*` one character on.
+    let (mut n, mut g) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match glob.get(g) {
+            Some('*') => {
+                star = Some((g, n));
+                g += 1;
             }
-        } else if i == parts.len() - 1 {
-            return rest.ends_with(part);
-        } else {
-            match rest.find(part) {
-                Some(k) => rest = &rest[k + part.len()..],
-                None => return false,
+            Some(&c) if c == '?' || c == name[n] => {
+                n += 1;
+                g += 1;
             }
+            _ => match star {
+                Some((sg, sn)) => {
+                    star = Some((sg, sn + 1));
+                    g = sg + 1;
+                    n = sn + 1;
+                }
+                None => return false,
+            },
         }
     }
-    true
+    glob[g..].iter().all(|&c| c == '*')
 }
 
 #[cfg(test)]
@@ -393,7 +402,21 @@ mod tests {
         assert!(name_matches("001-worked-trace", "*trace"));
         assert!(name_matches("001-worked-trace", "0*w*e"));
         assert!(!name_matches("001-worked-trace", "*x*"));
-        assert!(!name_matches("001-worked-trace", "w*"));
+        // One rule: a wildcard never turns the match into a whole-name one.
+        for pattern in [
+            "worked*",
+            "*worked",
+            "w*d",
+            "w?rked",
+            "001-worked-trace",
+            "",
+            "*",
+        ] {
+            assert!(name_matches("001-worked-trace", pattern), "{pattern}");
+        }
+        for pattern in ["worked-x", "w?d", "trace-", "001-worked-trace-"] {
+            assert!(!name_matches("001-worked-trace", pattern), "{pattern}");
+        }
     }
 
     #[test]

@@ -134,7 +134,8 @@ pub struct TestArgs {
     /// stopped.
     #[arg(long, value_name = "KIB")]
     pub output_limit: Option<OutputKib>,
-    /// Only cases whose name contains PATTERN (`*` is a wildcard).
+    /// Only cases whose name matches PATTERN somewhere: `*` matches any run of characters, `?`
+    /// one character (`worked`, `worked*` and `0*trace` all select 001-worked-trace).
     #[arg(long, value_name = "PATTERN")]
     pub filter: Option<String>,
     /// Read this grader config instead of ./grader.toml (with --instructor-config: the

@@ -799,3 +799,18 @@ fn json_documents_follow_the_committed_schema() {
         );
     }
 }
+
+#[test]
+fn filter_follows_one_rule_with_or_without_wildcards() {
+    for pattern in ["worked", "worked*", "*worked", "0*ked-trace", "w?rked"] {
+        let (out, doc) = json_run(&["--filter", pattern], &leader(""));
+        assert_eq!(out.status.code(), Some(0), "{pattern}");
+        let names: Vec<&str> = doc["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["001-worked-trace"], "{pattern}");
+    }
+}
