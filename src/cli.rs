@@ -13,6 +13,10 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// When to colour the output: `auto` (a terminal, unless NO_COLOR is set), `always`,
+    /// `never`.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = clap::ColorChoice::Auto, global = true)]
+    pub color: clap::ColorChoice,
 }
 
 /// The subcommands.
@@ -182,6 +186,10 @@ pub struct TestArgs {
     /// Show every failing case in full, not only the first three.
     #[arg(long, short = 'v')]
     pub verbose: bool,
+    /// List the cases that would run (after --filter), one per line with its title, and run
+    /// nothing.
+    #[arg(long)]
+    pub list: bool,
     /// Print how long each phase took (load, build, run and judge, diagnose, report) to stderr.
     #[arg(long)]
     pub timings: bool,

@@ -7,6 +7,12 @@ use isr_grader::cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    match cli.color {
+        clap::ColorChoice::Auto => anstream::ColorChoice::Auto,
+        clap::ColorChoice::Always => anstream::ColorChoice::Always,
+        clap::ColorChoice::Never => anstream::ColorChoice::Never,
+    }
+    .write_global();
     let result = match cli.command {
         Command::Test(args) => isr_grader::grade::test_cmd(args),
         Command::Show(args) => isr_grader::grade::show_cmd(args),

@@ -406,6 +406,17 @@ impl Plan {
     }
 }
 
+/// The case sources the flags name, or the built-in public cases: what `test --list` shows when
+/// nothing names a program (no config is read then).
+pub fn flag_sources(args: &TestArgs) -> Vec<CaseSource> {
+    let sources = cli_sources(args);
+    if sources.is_empty() {
+        vec![CaseSource::BuiltinPublic]
+    } else {
+        sources
+    }
+}
+
 fn cli_sources(args: &TestArgs) -> Vec<CaseSource> {
     let mut sources = Vec::new();
     if !args.cases.is_empty() {

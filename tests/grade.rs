@@ -814,3 +814,62 @@ fn filter_follows_one_rule_with_or_without_wildcards() {
         assert_eq!(names, ["001-worked-trace"], "{pattern}");
     }
 }
+
+#[test]
+fn test_list_names_the_selected_cases_and_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    // No program and no grader.toml: the built-in cases are listed all the same.
+    let out = grader()
+        .args(["test", "--list", "--filter", "rejoin*"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    insta::assert_snapshot!("test_list_rejoin", stdout_of(&out));
+    // With the corpus folders: hidden cases are marked.
+    let out = grader()
+        .args(["test", "--list", "--filter", "constant"])
+        .args(corpus_args())
+        .output()
+        .unwrap();
+    assert!(stdout_of(&out).contains("(hidden)"), "{}", stdout_of(&out));
+}
+
+#[test]
+fn color_flag_overrides_the_environment() {
+    let run = |color: &str, env: (&str, &str)| {
+        let out = Command::cargo_bin("isr-grader")
+            .unwrap()
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR_FORCE")
+            .env(env.0, env.1)
+            .args([
+                "test",
+                "--color",
+                color,
+                "--filter",
+                "001-worked-trace",
+                "--",
+            ])
+            .args(leader("hw-not-on-shrink"))
+            .output()
+            .unwrap();
+        stdout_of(&out)
+    };
+    assert!(run("always", ("NO_COLOR", "1")).contains("\x1b["));
+    assert!(!run("never", ("CLICOLOR_FORCE", "1")).contains('\x1b'));
+    // auto: not a terminal here, so no colour.
+    assert!(!run("auto", ("TERM", "xterm")).contains('\x1b'));
+}
+
+#[test]
+fn test_help_snapshot() {
+    let out = grader().args(["test", "--help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!("test_help", stdout_of(&out));
+}

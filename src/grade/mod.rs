@@ -24,7 +24,7 @@ use isr_reference::{FaultSet, output_lines};
 
 use crate::cases::{self, BUILTIN_LABEL, Case, CaseError, CaseSource, Visibility};
 use crate::cli::{DemoArgs, Format, LeaderArgs, ShowArgs, TestArgs};
-use crate::plan::{Output, Plan, check_program};
+use crate::plan::{Output, Plan, PlanError, check_program};
 use crate::report::{self, BuildReport, CaseReport, FirstDiff, Origin, Report, Verdict};
 use crate::runner::{self, Limits, Program, RunOutcome, Termination};
 use crate::{CmdResult, exit_codes};
@@ -47,6 +47,9 @@ pub fn test_cmd(args: TestArgs) -> CmdResult {
     let result = (|| -> CmdResult {
         interrupt_flag()?;
         let cwd = std::env::current_dir()?;
+        if args.list {
+            return list_cases(&args, &cwd);
+        }
         test_plan(Plan::resolve(&args, &cwd)?)
     })();
     if let (Err(e), Some(path)) = (&result, &gradescope) {
@@ -65,6 +68,40 @@ pub fn test_cmd(args: TestArgs) -> CmdResult {
         );
     }
     result
+}
+
+/// `isr-grader test --list`: the cases that would run, in corpus order, and nothing run. The
+/// case sources are the plan's; when nothing names a program, the flags' (default: built in).
+fn list_cases(args: &TestArgs, cwd: &Path) -> CmdResult {
+    let sources = match Plan::resolve(args, cwd) {
+        Ok(plan) => plan.sources,
+        Err(PlanError::NoProgram(_)) => crate::plan::flag_sources(args),
+        Err(e) => return Err(e.into()),
+    };
+    let mut all = cases::load(&sources)?;
+    if let Some(f) = &args.filter {
+        all.retain(|c| cases::name_matches(&c.name, f));
+    }
+    let width = all.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    let mut out = anstream::stdout().lock();
+    let written = all.iter().try_for_each(|c| {
+        let hidden = if c.meta.visibility == Visibility::Hidden {
+            " (hidden)"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "{:width$}  {}{hidden}",
+            c.name,
+            report::visible(&c.meta.title)
+        )
+    });
+    match written {
+        // `isr-grader test --list | head`: the reader has what it wanted.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(exit_codes::OK),
+    }
 }
 
 /// Set by `SIGINT`/`SIGTERM` (the runner then kills the live groups and starts no new program):
