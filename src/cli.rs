@@ -184,8 +184,12 @@ pub struct TestArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_fail: Option<u64>,
     /// Show every failing case in full, not only the first three.
-    #[arg(long, short = 'v')]
+    #[arg(long, short = 'v', conflicts_with = "quiet")]
     pub verbose: bool,
+    /// Say less: no line for passing cases, no failing case in full, no build notice (the
+    /// result, the failing cases' verdicts and the diagnosis remain).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// List the cases that would run (after --filter), one per line with its title, and run
     /// nothing.
     #[arg(long)]

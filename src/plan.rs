@@ -47,6 +47,8 @@ pub struct Output {
     pub format: Format,
     /// Every failing case in full.
     pub verbose: bool,
+    /// Less: no passing cases, no failing case in full.
+    pub quiet: bool,
     /// Phase timings on stderr.
     pub timings: bool,
     /// A JUnit XML file to write.
@@ -390,6 +392,7 @@ impl Plan {
             output: Output {
                 format: args.format,
                 verbose: args.verbose,
+                quiet: args.quiet,
                 timings: args.timings,
                 junit: args.junit.clone(),
                 gradescope: args.gradescope.clone(),

@@ -873,3 +873,22 @@ fn test_help_snapshot() {
     assert_eq!(out.status.code(), Some(0));
     insta::assert_snapshot!("test_help", stdout_of(&out));
 }
+
+#[test]
+fn quiet_shows_failures_result_and_diagnosis_only() {
+    let out = grader()
+        .args(["test", "-q", "--filter", "00", "--"])
+        .args(leader("hw-not-on-shrink"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout_of(&out);
+    assert!(
+        !text.contains("pass ") && !text.contains("first difference"),
+        "{text}"
+    );
+    insta::assert_snapshot!("human_quiet", redact(&text));
+    // -q and -v contradict each other.
+    let out = grader().args(["test", "-q", "-v"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -81,7 +81,8 @@ impl Live {
         }
     }
 
-    /// Case `index` finished with this line (without its newline).
+    /// Case `index` finished with this line (without its newline; an empty line is not shown,
+    /// as for a passing case under `-q`).
     pub fn finished(&self, index: usize, line: String) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.held.insert(index, line);
@@ -91,8 +92,10 @@ impl Live {
             let Some(line) = state.held.remove(&next) else {
                 break;
             };
-            ready.push_str(&line);
-            ready.push('\n');
+            if !line.is_empty() {
+                ready.push_str(&line);
+                ready.push('\n');
+            }
             state.next += 1;
         }
         if let Some(bar) = &self.bar {

@@ -165,7 +165,7 @@ fn test_plan(plan: Plan) -> CmdResult {
     // Build (not started once interrupted; a build the interrupt stopped is no build failure).
     let is_interrupted = || interrupted.load(Ordering::SeqCst);
     if let Some(step) = plan.build.as_ref().filter(|_| !is_interrupted()) {
-        if plan.output.format == Format::Human {
+        if plan.output.format == Format::Human && !plan.output.quiet {
             eprintln!("building: {}", report::visible(&step.command));
         }
         let build_sandbox = runner::sandbox::prepare(&step.policy, &grader_exe)?;
@@ -220,7 +220,13 @@ fn test_plan(plan: Plan) -> CmdResult {
             if !r.verdict.passed() && r.verdict != report::Verdict::NotRun {
                 failures.fetch_add(1, Ordering::SeqCst);
             }
-            live.finished(index, report::human::case_line(r, width));
+            let quiet_pass = plan.output.quiet && r.verdict.passed();
+            let line = if quiet_pass {
+                String::new()
+            } else {
+                report::human::case_line(r, width)
+            };
+            live.finished(index, line);
         }
         result
     });
@@ -662,6 +668,7 @@ fn emit(
             let opts = report::human::Options {
                 details: if args.verbose { usize::MAX } else { 3 },
                 listed,
+                quiet: args.quiet,
             };
             let text = report::human::render(report, opts);
             let mut out = anstream::stdout().lock();

@@ -25,6 +25,8 @@ pub struct Options {
     /// The header and the line of each case were already shown, as the cases finished
     /// ([`header`], [`case_line`]): leave them out.
     pub listed: bool,
+    /// Quiet (`-q`): no line for passing cases, no failing case in full.
+    pub quiet: bool,
 }
 
 impl Default for Options {
@@ -32,6 +34,7 @@ impl Default for Options {
         Options {
             details: 3,
             listed: false,
+            quiet: false,
         }
     }
 }
@@ -131,7 +134,11 @@ pub fn render(report: &Report, opts: Options) -> String {
     if !opts.listed {
         let _ = writeln!(s);
         let width = name_width(report);
-        for c in &report.cases {
+        for c in report
+            .cases
+            .iter()
+            .filter(|c| !(opts.quiet && c.verdict.passed()))
+        {
             let _ = writeln!(s, "{}", case_line(c, width));
         }
     }
@@ -141,7 +148,9 @@ pub fn render(report: &Report, opts: Options) -> String {
         .filter(|c| !c.verdict.passed() && c.verdict != Verdict::NotRun)
         .collect();
     for (k, c) in failing.iter().enumerate() {
-        if k < opts.details {
+        if opts.quiet {
+            break;
+        } else if k < opts.details {
             details(&mut s, c);
         } else if k == opts.details {
             let _ = writeln!(
