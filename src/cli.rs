@@ -39,9 +39,38 @@ pub enum Command {
     /// (stdin in, stdout out). Used by `demo` and by the tests.
     #[command(hide = true)]
     Leader(LeaderArgs),
+    /// Print shell completions or a man page, generated from these definitions (for packagers
+    /// and install scripts).
+    #[command(hide = true)]
+    Generate(GenerateArgs),
     /// The sandbox helper: set up the sandbox, then run the program (used by the runner).
     #[command(name = "__sandbox", hide = true)]
     Sandbox(SandboxHelperArgs),
+}
+
+/// `isr-grader generate`.
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// What to generate.
+    #[command(subcommand)]
+    pub what: Generate,
+}
+
+/// What `isr-grader generate` prints.
+#[derive(Debug, Subcommand)]
+pub enum Generate {
+    /// Completions for SHELL, e.g. `isr-grader generate completions bash >
+    /// ~/.local/share/bash-completion/completions/isr-grader`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// The man page (roff) of isr-grader, or of one of its subcommands (`isr-grader-test.1`),
+    /// e.g. `isr-grader generate man test > isr-grader-test.1`.
+    Man {
+        /// A subcommand.
+        subcommand: Option<String>,
+    },
 }
 
 /// `isr-grader __sandbox`.

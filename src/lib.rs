@@ -7,12 +7,14 @@
 //! - [`grade`]: the `test` and `show` commands: run, compare, diagnose, report.
 //! - [`corpus`]: the `gen`, `bless` and `audit` commands.
 //! - [`version`]: the version, git revision and corpus hash (recorded by `build.rs`).
+//! - [`generate`]: shell completions and man pages from the command-line definitions.
 
 pub mod cases;
 pub mod cli;
 pub mod config;
 pub mod corpus;
 pub mod fnv;
+pub mod generate;
 pub mod grade;
 pub mod plan;
 pub mod report;

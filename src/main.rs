@@ -21,6 +21,7 @@ fn main() -> ExitCode {
         Command::Audit(args) => isr_grader::corpus::audit_cmd(args),
         Command::Demo(args) => isr_grader::grade::demo_cmd(args),
         Command::Leader(args) => isr_grader::grade::leader_cmd(args),
+        Command::Generate(args) => isr_grader::generate::generate_cmd(args),
         Command::Sandbox(args) => {
             isr_grader::runner::sandbox::helper_main(args.plan_fd, args.status_fd, args.probe)
         }

@@ -892,3 +892,66 @@ fn quiet_shows_failures_result_and_diagnosis_only() {
     let out = grader().args(["test", "-q", "-v"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn completions_and_man_pages_are_generated_from_the_flags() {
+    let generate = |args: &[&str]| {
+        let out = grader().arg("generate").args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        stdout_of(&out)
+    };
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let text = generate(&["completions", shell]);
+        for flag in ["summary", "filter", "color", "test"] {
+            assert!(text.contains(flag), "{shell}: no {flag}");
+        }
+    }
+    // Bash itself completes a subcommand with the generated script.
+    let script = generate(&["completions", "bash"]);
+    let out = std::process::Command::new("bash")
+        .args([
+            "-c",
+            "eval \"$1\"; COMP_WORDS=(isr-grader te); COMP_CWORD=1; _isr__grader isr-grader te isr-grader; echo \"${COMPREPLY[*]}\"",
+            "bash",
+            &script,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout_of(&out).trim(),
+        "test",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let man = generate(&["man"]);
+    assert!(man.contains(".TH isr-grader 1"), "{man}");
+    let man = generate(&["man", "test"]);
+    assert!(
+        man.contains(".TH isr-grader-test 1") && man.contains("\\-\\-summary"),
+        "{man}"
+    );
+    // groff reads it without a warning, where groff is installed.
+    if let Ok(mut groff) = std::process::Command::new("groff")
+        .args(["-man", "-Tutf8", "-ww", "-z"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    {
+        use std::io::Write as _;
+        groff
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(man.as_bytes())
+            .unwrap();
+        let out = groff.wait_with_output().unwrap();
+        assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = grader().args(["generate", "man", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
