@@ -219,6 +219,10 @@ pub struct TestArgs {
     /// result, the failing cases' verdicts and the diagnosis remain).
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Only the cases that failed in the last run (recorded in .isr-grader/last-run.json beside
+    /// the grader.toml in use).
+    #[arg(long)]
+    pub failed: bool,
     /// List the cases that would run (after --filter), one per line with its title, and run
     /// nothing.
     #[arg(long)]

@@ -4,6 +4,7 @@
 //! - [`config`], [`plan`]: the config files, resolved with the flags into one validated plan.
 //! - [`cases`]: the case corpus on disk and built in.
 //! - [`runner`]: runs untrusted programs (knows nothing about the exercise).
+//! - [`last_run`]: the last run's failing cases (`test --failed`).
 //! - [`grade`]: the `test` and `show` commands: run, compare, diagnose, report.
 //! - [`corpus`]: the `gen`, `bless` and `audit` commands.
 //! - [`version`]: the version, git revision and corpus hash (recorded by `build.rs`).
@@ -16,6 +17,7 @@ pub mod corpus;
 pub mod fnv;
 pub mod generate;
 pub mod grade;
+pub mod last_run;
 pub mod plan;
 pub mod report;
 pub mod runner;

@@ -86,6 +86,10 @@ pub struct Plan {
     pub output: Output,
     /// Things the grader decided that the reader should know (settings ignored).
     pub notes: Vec<String>,
+    /// Where this run's failing cases are recorded (student mode with a grader.toml only).
+    pub last_run: Option<PathBuf>,
+    /// `--failed`: only these cases (the last run's failures).
+    pub only: Option<Vec<String>>,
 }
 
 /// Why there is no plan.
@@ -97,6 +101,8 @@ pub enum PlanError {
     NoProgram(String),
     /// The program cannot be what a grader runs (file, why).
     Program(PathBuf, String),
+    /// `--failed` cannot know which cases failed last time.
+    Failed(String),
 }
 
 impl fmt::Display for PlanError {
@@ -105,6 +111,7 @@ impl fmt::Display for PlanError {
             PlanError::Config(e) => e.fmt(f),
             PlanError::NoProgram(why) => write!(f, "no program to grade: {why}"),
             PlanError::Program(path, why) => write!(f, "{}: {why}", path.display()),
+            PlanError::Failed(why) => write!(f, "--failed: {why}"),
         }
     }
 }
@@ -164,6 +171,9 @@ impl Plan {
     /// Resolves `args` (and the config files they name) in `cwd`.
     pub fn resolve(args: &TestArgs, cwd: &Path) -> Result<Plan, PlanError> {
         match &args.instructor_config {
+            Some(_) if args.failed => Err(PlanError::Failed(
+                "not in instructor mode: a grade covers every case".into(),
+            )),
             Some(path) => Self::instructor(args, cwd, path),
             None => Self::student(args, cwd),
         }
@@ -177,13 +187,22 @@ impl Plan {
         let loaded = if let Some(p) = &args.config {
             Some(config::load(p)?)
         } else if args.program.is_empty() {
-            let p = sub_dir.join("grader.toml");
-            if !p.exists() {
+            // The current folder's grader.toml, or the nearest parent's (as cargo finds
+            // Cargo.toml); a --submission folder's own only.
+            let found = if args.submission.is_some() {
+                Some(sub_dir.join("grader.toml")).filter(|p| p.is_file())
+            } else {
+                sub_dir
+                    .ancestors()
+                    .map(|d| d.join("grader.toml"))
+                    .find(|p| p.is_file())
+            };
+            let Some(p) = found else {
                 return Err(PlanError::NoProgram(format!(
-                    "give one after `--` (e.g. `isr-grader test -- python3 main.py`), or run in a folder with a grader.toml (student-template/ has one; {} has none)",
+                    "give one after `--` (e.g. `isr-grader test -- python3 main.py`), or run in a folder with a grader.toml (student-template/ has one; neither {} nor a parent folder has one)",
                     sub_dir.display()
                 )));
-            }
+            };
             Some(config::load(&p)?)
         } else {
             None
@@ -223,7 +242,7 @@ impl Plan {
             limits: loaded.as_ref().map(|c| &c.config.limits),
             jobs: loaded.as_ref().and_then(|c| c.config.jobs),
         };
-        Ok(Self::finish(
+        let mut plan = Self::finish(
             args,
             Trust::Student,
             &argv,
@@ -233,7 +252,26 @@ impl Plan {
             sandbox,
             &sides,
             Vec::new(),
-        ))
+        );
+        plan.last_run = config_dir.as_deref().map(crate::last_run::path_in);
+        if args.failed {
+            let Some(path) = &plan.last_run else {
+                return Err(PlanError::Failed(
+                    "the last run's failures are kept beside grader.toml: run in a folder with one (not with a program after `--`)".into(),
+                ));
+            };
+            match crate::last_run::failed(path) {
+                Ok(Some(names)) => plan.only = Some(names),
+                Ok(None) => {
+                    return Err(PlanError::Failed(format!(
+                        "no run recorded yet ({} does not exist): run `isr-grader test` once",
+                        path.display()
+                    )));
+                }
+                Err(e) => return Err(PlanError::Failed(e)),
+            }
+        }
+        Ok(plan)
     }
 
     fn instructor(args: &TestArgs, cwd: &Path, path: &Path) -> Result<Plan, PlanError> {
@@ -405,6 +443,8 @@ impl Plan {
                 summary: args.summary.clone(),
             },
             notes,
+            last_run: None,
+            only: None,
         }
     }
 }

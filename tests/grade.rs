@@ -955,3 +955,52 @@ fn completions_and_man_pages_are_generated_from_the_flags() {
     let out = grader().args(["generate", "man", "nope"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn grader_toml_is_found_in_a_parent_and_failed_reruns_the_last_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let leader = leader("hw-not-on-shrink");
+    let run: Vec<String> = leader.iter().map(|a| format!("{a:?}")).collect();
+    std::fs::write(
+        dir.path().join("grader.toml"),
+        format!("run = [{}]\n", run.join(", ")),
+    )
+    .unwrap();
+    let sub = dir.path().join("src/deeper");
+    std::fs::create_dir_all(&sub).unwrap();
+    let test = |args: &[&str]| {
+        grader()
+            .arg("test")
+            .args(args)
+            .current_dir(&sub)
+            .output()
+            .unwrap()
+    };
+    // --failed before any run: said, exit 2.
+    let out = test(&["--failed"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no run recorded yet"));
+    // From a subfolder: the parent's grader.toml; the failures are recorded beside it.
+    let out = test(&["--filter", "00", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let failed = case_verdicts(&common::json_report(&out))
+        .iter()
+        .filter(|v| *v != "pass")
+        .count();
+    assert_eq!(failed, 5);
+    let state = dir.path().join(".isr-grader/last-run.json");
+    let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert_eq!(
+        recorded["failed"].as_array().unwrap().len(),
+        5,
+        "{recorded}"
+    );
+    // --failed runs those five only (with --filter: those that also match).
+    let out = test(&["--failed", "--format", "json"]);
+    assert_eq!(case_verdicts(&common::json_report(&out)), ["wrong"; 5]);
+    let out = test(&["--failed", "--filter", "worked", "--format", "json"]);
+    assert_eq!(case_verdicts(&common::json_report(&out)), ["wrong"]);
+    // --failed is for a student's own runs.
+    let out = test(&["--failed", "--instructor-config", "x.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+}

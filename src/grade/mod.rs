@@ -133,6 +133,15 @@ fn test_plan(plan: Plan) -> CmdResult {
             return Err(format!("no case matches --filter {f:?}").into());
         }
     }
+    if let Some(only) = &plan.only {
+        all.retain(|c| only.contains(&c.name));
+        if all.is_empty() {
+            eprintln!(
+                "no case failed in the last run: nothing to re-run (`isr-grader test` runs them all)"
+            );
+            return Ok(exit_codes::OK);
+        }
+    }
     check_cases(&all, &plan.limits)?;
     clock.lap("load cases");
     let grader_exe = std::env::current_exe()?;
@@ -255,6 +264,26 @@ fn test_plan(plan: Plan) -> CmdResult {
     clock.lap("diagnose");
     report.cases = reports;
     emit(&mut report, &plan.output, live.streams(), started)?;
+    if let Some(path) = &plan.last_run {
+        // Only the cases that ran: one not run (interrupt, --fail-fast) keeps its last state.
+        let ran: Vec<&CaseReport> = report
+            .cases
+            .iter()
+            .filter(|c| c.verdict != Verdict::NotRun)
+            .collect();
+        let names: Vec<&str> = ran.iter().map(|c| c.name.as_str()).collect();
+        let failed: Vec<&str> = ran
+            .iter()
+            .filter(|c| !c.verdict.passed())
+            .map(|c| c.name.as_str())
+            .collect();
+        if let Err(e) = crate::last_run::record(path, &names, &failed) {
+            eprintln!(
+                "isr-grader: warning: cannot record this run in {}: {e}",
+                path.display()
+            );
+        }
+    }
     clock.lap("report");
     // An interrupt after the last case still ends with 130: the caller asked the grader to stop.
     Ok(
