@@ -90,6 +90,10 @@ pub struct Plan {
     pub last_run: Option<PathBuf>,
     /// `--failed`: only these cases (the last run's failures).
     pub only: Option<Vec<String>>,
+    /// The folder relative program paths are taken from.
+    pub program_base: PathBuf,
+    /// `FILE:LINE` of the `run` the program came from, if from a config file.
+    pub run_origin: Option<String>,
 }
 
 /// Why there is no plan.
@@ -149,15 +153,125 @@ fn resolve_args(argv: &[String], base: &Path) -> Vec<String> {
         .map(|(i, a)| {
             let p = Path::new(a);
             if i == 0 && a.contains('/') && !p.is_absolute() {
-                return base.join(p).display().to_string();
+                return joined(base, p).display().to_string();
             }
             if i > 0 && !a.starts_with('-') && !p.is_absolute() && base.join(p).exists() {
-                base.join(p).display().to_string()
+                joined(base, p).display().to_string()
             } else {
                 a.clone()
             }
         })
         .collect()
+}
+
+/// `base/p` without `.` components (`/work/./main.py` is shown as `/work/main.py`).
+fn joined(base: &Path, p: &Path) -> PathBuf {
+    base.join(p)
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect()
+}
+
+/// `FILE:LINE` of a top-level `key = ...` in a TOML file (`FILE` alone when not found).
+fn key_location(path: &Path, key: &str) -> String {
+    let line = std::fs::read_to_string(path).ok().and_then(|text| {
+        text.lines().position(|l| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+    });
+    match line {
+        Some(i) => format!("{}:{}", path.display(), i + 1),
+        None => path.display().to_string(),
+    }
+}
+
+impl Plan {
+    /// Why the program cannot start, what to do about it, and where it was named
+    /// (`grader.toml:LINE: ...`).
+    pub fn start_error(&self, e: &crate::runner::SpawnError) -> String {
+        use crate::runner::SpawnError;
+        let hint = match e {
+            SpawnError::NotFound(path) => self.not_found_hint(path),
+            SpawnError::NotExecutable(path) => Some(not_executable_hint(path)),
+            _ => None,
+        };
+        let mut text = format!("cannot start the program to grade: {e}");
+        if let Some(hint) = hint {
+            text.push_str("\n  help: ");
+            text.push_str(&hint);
+        }
+        self.located(text)
+    }
+
+    /// `text`, prefixed with where the program was named when it came from a config file.
+    pub fn located(&self, text: String) -> String {
+        match &self.run_origin {
+            Some(origin) => format!("{origin}: {text}"),
+            None => text,
+        }
+    }
+
+    fn not_found_hint(&self, path: &Path) -> Option<String> {
+        let name = path.to_string_lossy();
+        if !name.contains('/') {
+            // A bare name looked up in PATH: perhaps a file of the student's folder.
+            let here = self.program_base.join(path);
+            if !here.is_file() {
+                return Some(format!(
+                    "`{name}` is no command on PATH; name a file with its folder (`./{name}`), or install it"
+                ));
+            }
+            return Some(if is_python(&here) {
+                format!("`{name}` is a file here, not a command: run it as `python3 {name}`")
+            } else {
+                format!("`{name}` is a file here, not a command: write `./{name}`")
+            });
+        }
+        let in_target = path.components().any(|c| c.as_os_str() == "target");
+        if in_target {
+            return Some(if self.build.is_some() {
+                "did the build create it? Compare the build's output path with this one".into()
+            } else {
+                "did you build it? Run `cargo build --release` first, or let the grader do it: `build = \"cargo build --release\"` in grader.toml".into()
+            });
+        }
+        None
+    }
+}
+
+fn is_python(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "py")
+        || first_line(path)
+            .is_some_and(|l| l.starts_with(b"#!") && l.windows(6).any(|w| w == b"python"))
+}
+
+/// The first line of a file (at most 256 bytes), without its `\n`.
+fn first_line(path: &Path) -> Option<Vec<u8>> {
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .ok()?;
+    let head = &head[..n];
+    Some(head.split(|&b| b == b'\n').next().unwrap_or(head).to_vec())
+}
+
+fn not_executable_hint(path: &Path) -> String {
+    let shown = path.display();
+    if path.is_dir() {
+        return format!("{shown} is a folder: name the program inside it");
+    }
+    let shebang = first_line(path).is_some_and(|l| l.starts_with(b"#!"));
+    match (is_python(path), shebang) {
+        (true, true) => {
+            format!("make it executable: `chmod +x {shown}`, or run it as `python3 {shown}`")
+        }
+        (true, false) => format!(
+            "run it as `python3 {shown}` (or add `#!/usr/bin/env python3` as its first line and `chmod +x {shown}`)"
+        ),
+        (false, _) => format!("make it executable: `chmod +x {shown}`"),
+    }
 }
 
 /// The settings both modes resolve the same way once their sources are known.
@@ -254,6 +368,9 @@ impl Plan {
             Vec::new(),
         );
         plan.last_run = config_dir.as_deref().map(crate::last_run::path_in);
+        if args.program.is_empty() {
+            plan.run_origin = loaded.as_ref().map(|c| key_location(&c.path, "run"));
+        }
         if args.failed {
             let Some(path) = &plan.last_run else {
                 return Err(PlanError::Failed(
@@ -445,6 +562,8 @@ impl Plan {
             notes,
             last_run: None,
             only: None,
+            program_base: base.to_path_buf(),
+            run_origin: None,
         }
     }
 }
@@ -531,6 +650,15 @@ pub fn check_program(path: &Path) -> Result<(), PlanError> {
         .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
         .unwrap_or(0);
     let head = &head[..n];
+    if head.starts_with(b"#!") && first_line(path).is_some_and(|l| l.ends_with(b"\r")) {
+        return Err(PlanError::Program(
+            path.to_path_buf(),
+            format!(
+                "its `#!` line ends with a Windows line end (CRLF), so the system looks for an interpreter whose name ends in a carriage return. Save it with LF line ends (`sed -i 's/\\r$//' {}`, or your editor's line-end setting)",
+                path.display()
+            ),
+        ));
+    }
     if head.starts_with(b"\x7fELF") || head.starts_with(b"#!") {
         return Ok(());
     }
@@ -588,8 +716,8 @@ mod tests {
         assert_eq!(plan.shown_program, "./leader");
         assert_eq!(
             plan.program,
-            [sub.path().join("./leader").display().to_string()],
-            "relative to the submission, though it does not exist yet"
+            [sub.path().join("leader").display().to_string()],
+            "relative to the submission (no `./` left), though it does not exist yet"
         );
         assert!(plan.build.is_none(), "the build was not allowed");
         let notes = plan.notes.join("\n");
@@ -655,5 +783,40 @@ mod tests {
                 "{bad:?} accepted"
             );
         }
+    }
+
+    #[test]
+    fn spawn_errors_say_what_to_do_and_where_the_program_was_named() {
+        use crate::runner::SpawnError;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(
+            d,
+            "grader.toml",
+            "# mine\nrun = [\"./target/release/leader\"]\n",
+        );
+        write(d, "main.py", "print(1)\n");
+        write(d, "run.sh", "#!/bin/sh\necho\n");
+        write(d, "crlf.sh", "#!/bin/sh\r\necho\r\n");
+        let a = args(&["--submission", d.to_str().unwrap()]);
+        let plan = Plan::resolve(&a, Path::new("/")).unwrap();
+        assert_eq!(
+            plan.program,
+            [d.join("target/release/leader").display().to_string()],
+            "no `./` left in the path"
+        );
+        let e = plan.start_error(&SpawnError::NotFound(d.join("target/release/leader")));
+        let toml = d.join("grader.toml").display().to_string();
+        assert!(e.starts_with(&format!("{toml}:2: cannot start")), "{e}");
+        assert!(e.contains("did you build it?"), "{e}");
+        let e = plan.start_error(&SpawnError::NotFound("main.py".into()));
+        assert!(e.contains("run it as `python3 main.py`"), "{e}");
+        let e = plan.start_error(&SpawnError::NotExecutable(d.join("main.py")));
+        assert!(e.contains("run it as `python3"), "{e}");
+        let e = plan.start_error(&SpawnError::NotExecutable(d.join("run.sh")));
+        assert!(e.contains("`chmod +x"), "{e}");
+        let e = check_program(&d.join("crlf.sh")).unwrap_err().to_string();
+        assert!(e.contains("CRLF"), "{e}");
+        assert!(check_program(&d.join("run.sh")).is_ok());
     }
 }

@@ -200,9 +200,8 @@ fn test_plan(plan: Plan) -> CmdResult {
     // never every case's output.
     let mut program = Program::new(plan.program.iter().map(OsString::from));
     program.sandbox = Some(Arc::new(sandbox.clone()));
-    let exe =
-        runner::resolve(&program).map_err(|e| format!("cannot start the program to grade: {e}"))?;
-    check_program(&exe)?;
+    let exe = runner::resolve(&program).map_err(|e| plan.start_error(&e))?;
+    check_program(&exe).map_err(|e| plan.located(e.to_string()))?;
     sandbox.admit(&exe, &program.argv)?;
     report.sandbox = sandbox.status.to_string();
     program.sandbox = Some(Arc::new(sandbox));
