@@ -697,6 +697,7 @@ fn emit(
                 details: if args.verbose { usize::MAX } else { 3 },
                 listed,
                 quiet: args.quiet,
+                width: report::human::width(),
             };
             let text = report::human::render(report, opts);
             let mut out = anstream::stdout().lock();

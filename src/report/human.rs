@@ -27,6 +27,8 @@ pub struct Options {
     pub listed: bool,
     /// Quiet (`-q`): no line for passing cases, no failing case in full.
     pub quiet: bool,
+    /// Sentences are wrapped to this many columns, between words ([`width`]).
+    pub width: usize,
 }
 
 impl Default for Options {
@@ -35,8 +37,33 @@ impl Default for Options {
             details: 3,
             listed: false,
             quiet: false,
+            width: FIXED_WIDTH,
         }
     }
+}
+
+/// The wrapping width off a terminal: fixed, so that piped output and snapshots do not depend
+/// on the window.
+pub const FIXED_WIDTH: usize = 100;
+
+/// The wrapping width for stdout: the terminal's (at least 40 columns), else [`FIXED_WIDTH`].
+pub fn width() -> usize {
+    match terminal_size::terminal_size_of(std::io::stdout()) {
+        Some((terminal_size::Width(w), _)) => usize::from(w).max(40),
+        None => FIXED_WIDTH,
+    }
+}
+
+/// Writes `text` as a paragraph wrapped to `width` between words (a word longer than the line
+/// stays whole), the first line after `first`, the others after `rest`.
+fn para(s: &mut String, width: usize, first: &str, rest: &str, text: &str) {
+    let opts = textwrap::Options::new(width)
+        .initial_indent(first)
+        .subsequent_indent(rest)
+        .break_words(false)
+        // Never at a hyphen either: `isr-grader`, `001-worked-trace` stay whole.
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    let _ = writeln!(s, "{}", textwrap::fill(text, opts));
 }
 
 /// The report's first lines: what is graded, on what, in which sandbox, and the notes.
@@ -151,7 +178,7 @@ pub fn render(report: &Report, opts: Options) -> String {
         if opts.quiet {
             break;
         } else if k < opts.details {
-            details(&mut s, c);
+            details(&mut s, c, opts.width);
         } else if k == opts.details {
             let _ = writeln!(
                 s,
@@ -196,7 +223,7 @@ pub fn render(report: &Report, opts: Options) -> String {
         );
     }
     if let Some(d) = &report.diagnosis {
-        diagnosis(&mut s, d, &failing, &report.cases);
+        diagnosis(&mut s, d, &failing, &report.cases, opts.width);
     }
     s
 }
@@ -206,7 +233,7 @@ pub fn name_width(report: &Report) -> usize {
     report.cases.iter().map(|c| c.name.len()).max().unwrap_or(0)
 }
 
-fn details(s: &mut String, c: &CaseReport) {
+fn details(s: &mut String, c: &CaseReport, width: usize) {
     let _ = writeln!(
         s,
         "\n{} {} — {}",
@@ -216,10 +243,12 @@ fn details(s: &mut String, c: &CaseReport) {
     );
     let _ = writeln!(s, "   {}", c.title);
     if let Verdict::Timeout { .. } = c.verdict {
-        let _ = writeln!(
+        para(
             s,
-            "   {} it was still running at the time limit. Does your program exit at the end of its input (when reading stdin returns end of file)? Is a loop waiting for a line that never comes?",
-            styled(NOTE, "note:")
+            width,
+            &format!("   {} ", styled(NOTE, "note:")),
+            "   ",
+            "it was still running at the time limit. Does your program exit at the end of its input (when reading stdin returns end of file)? Is a loop waiting for a line that never comes?",
         );
     }
     if let Some(d) = &c.first_diff {
@@ -251,7 +280,7 @@ fn details(s: &mut String, c: &CaseReport) {
         if !o.explanation.is_empty() {
             let _ = writeln!(s, "   what the reference leader does there:");
             for e in &o.explanation {
-                let _ = writeln!(s, "     {e}");
+                para(s, width, "     ", "       ", e);
             }
         }
     }
@@ -304,14 +333,14 @@ fn diagnosis(
     d: &super::DiagnosisReport,
     failing: &[&CaseReport],
     cases: &[CaseReport],
+    width: usize,
 ) {
     if failing.is_empty() {
         return;
     }
     let _ = writeln!(s, "\n{}", styled(BOLD, "Diagnosis"));
     if d.exact && !d.mistakes.is_empty() {
-        let _ = writeln!(
-            s,
+        let text = format!(
             "Your output matches, on every case, a leader with {}:",
             if d.mistakes.len() == 1 {
                 "this known mistake".to_string()
@@ -319,31 +348,56 @@ fn diagnosis(
                 format!("these {} known mistakes together", d.mistakes.len())
             }
         );
+        para(s, width, "", "", &text);
         for m in &d.mistakes {
-            let _ = writeln!(s, "\n  {} ({})", styled(FAIL, &m.title), m.id);
-            let _ = writeln!(s, "    the rule ({}): {}", m.section, m.rule);
-            let _ = writeln!(s, "    {}", m.explanation);
+            let _ = writeln!(s);
+            para(
+                s,
+                width,
+                "  ",
+                "  ",
+                &format!("{} ({})", styled(FAIL, &m.title), m.id),
+            );
+            para(
+                s,
+                width,
+                "    ",
+                "    ",
+                &format!("the rule ({}): {}", m.section, m.rule),
+            );
+            para(s, width, "    ", "    ", &m.explanation);
             if let Some(case) = &m.smallest_case {
                 let show = cases
                     .iter()
                     .find(|c| &c.name == case)
                     .and_then(|c| c.show_command.as_deref());
+                let text = format!("    smallest case that shows it: {case}");
                 match show {
+                    // A command stays on one line, to be copied whole.
+                    Some(cmd) if text.len() + cmd.len() + 5 <= width => {
+                        let _ = writeln!(s, "{text}   ({cmd})");
+                    }
                     Some(cmd) => {
-                        let _ = writeln!(s, "    smallest case that shows it: {case}   ({cmd})");
+                        let _ = writeln!(s, "{text}\n      ({cmd})");
                     }
                     None => {
-                        let _ = writeln!(s, "    smallest case that shows it: {case}");
+                        let _ = writeln!(s, "{text}");
                     }
                 }
             }
         }
         if !d.alternatives.is_empty() {
             let alts: Vec<String> = d.alternatives.iter().map(|a| a.join(" + ")).collect();
-            let _ = writeln!(
+            let _ = writeln!(s);
+            para(
                 s,
-                "\n  These cases cannot tell that apart from: {}. Add cases (--cases) to decide.",
-                alts.join("; ")
+                width,
+                "  ",
+                "  ",
+                &format!(
+                    "These cases cannot tell that apart from: {}. Add cases (--cases) to decide.",
+                    alts.join("; ")
+                ),
             );
         }
     } else if d.exact {
@@ -354,13 +408,17 @@ fn diagnosis(
         for slip in &d.slips {
             let mut chars = slip.chars();
             let first = chars.next().map(|c| c.to_uppercase().collect::<String>());
-            let _ = writeln!(s, "{}{}", first.unwrap_or_default(), chars.as_str());
+            let text = format!("{}{}", first.unwrap_or_default(), chars.as_str());
+            para(s, width, "", "", &text);
         }
         return;
     } else {
-        let _ = writeln!(
+        para(
             s,
-            "No known mistake, alone or in a pair, reproduces your output on every case: this is something the catalog does not know, so read the first difference above."
+            width,
+            "",
+            "",
+            "No known mistake, alone or in a pair, reproduces your output on every case: this is something the catalog does not know, so read the first difference above.",
         );
         if !d.closest.is_empty() {
             let _ = writeln!(s, "Closest known mistakes (a hint, not a verdict):");
@@ -377,6 +435,37 @@ fn diagnosis(
         }
     }
     for slip in &d.slips {
-        let _ = writeln!(s, "{} {slip}", styled(NOTE, "Also:"));
+        para(
+            s,
+            width,
+            &format!("{} ", styled(NOTE, "Also:")),
+            "      ",
+            slip,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paragraphs_wrap_between_words_only() {
+        let mut s = String::new();
+        para(
+            &mut s,
+            24,
+            "  ",
+            "    ",
+            "run isr-grader show 001-worked-trace for a-very-long-hyphenated-word here",
+        );
+        assert_eq!(
+            s,
+            "  run isr-grader show\n    001-worked-trace for\n    a-very-long-hyphenated-word\n    here\n"
+        );
+        // Our own styles do not count as width.
+        let mut s = String::new();
+        para(&mut s, 10, "", "", &format!("{} b", styled(FAIL, "aaaa")));
+        assert_eq!(s.lines().count(), 1, "{s:?}");
     }
 }
