@@ -43,9 +43,6 @@ pub enum Command {
     /// and install scripts).
     #[command(hide = true)]
     Generate(GenerateArgs),
-    /// The sandbox helper: set up the sandbox, then run the program (used by the runner).
-    #[command(name = "__sandbox", hide = true)]
-    Sandbox(SandboxHelperArgs),
 }
 
 /// `isr-grader generate`.
@@ -71,20 +68,6 @@ pub enum Generate {
         /// A subcommand.
         subcommand: Option<String>,
     },
-}
-
-/// `isr-grader __sandbox`.
-#[derive(Debug, Args)]
-pub struct SandboxHelperArgs {
-    /// The descriptor to read the helper's plan from (JSON, written by the runner).
-    #[arg(long)]
-    pub plan_fd: i32,
-    /// The descriptor to report setup errors on.
-    #[arg(long)]
-    pub status_fd: i32,
-    /// Try every layer, report which work, run nothing.
-    #[arg(long)]
-    pub probe: bool,
 }
 
 /// `isr-grader demo`.

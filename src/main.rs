@@ -6,6 +6,11 @@ use clap::Parser;
 use isr_grader::cli::{Cli, Command};
 
 fn main() -> ExitCode {
+    // The sandbox helper runs once per case: it skips clap's whole command tree.
+    let args: Vec<String> = std::env::args().skip(1).take(6).collect();
+    if args.first().map(String::as_str) == Some(isr_grader::runner::sandbox::HELPER_SUBCOMMAND) {
+        sandbox_helper(&args[1..]);
+    }
     let cli = Cli::parse();
     match cli.color {
         clap::ColorChoice::Auto => anstream::ColorChoice::Auto,
@@ -22,15 +27,38 @@ fn main() -> ExitCode {
         Command::Demo(args) => isr_grader::grade::demo_cmd(args),
         Command::Leader(args) => isr_grader::grade::leader_cmd(args),
         Command::Generate(args) => isr_grader::generate::generate_cmd(args),
-        Command::Sandbox(args) => {
-            isr_grader::runner::sandbox::helper_main(args.plan_fd, args.status_fd, args.probe)
-        }
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),
+        // A reader that stopped reading (`| head`) is no error.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             anstream::eprintln!("isr-grader: error: {e}");
             ExitCode::from(isr_grader::exit_codes::ERROR)
         }
     }
+}
+
+/// `isr-grader __sandbox --status-fd N --plan-fd M [--probe]`: the sandbox helper, which the
+/// runner starts in place of each program. Hidden, and parsed by hand before clap (see `main`).
+fn sandbox_helper(args: &[String]) -> ! {
+    let mut status_fd = -1;
+    let mut plan_fd = -1;
+    let mut probe = false;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut number = || it.next().and_then(|v| v.parse::<i32>().ok()).unwrap_or(-1);
+        match arg.as_str() {
+            "--status-fd" => status_fd = number(),
+            "--plan-fd" => plan_fd = number(),
+            "--probe" => probe = true,
+            _ => {}
+        }
+    }
+    isr_grader::runner::sandbox::helper_main(plan_fd, status_fd, probe)
 }
