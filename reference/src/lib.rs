@@ -6,6 +6,7 @@
 //! - [`explain`]: the annotated trace, in the style of the lesson's worked trace.
 //! - [`stream`]: run a trace from a reader to a writer in bounded memory (the binary's job).
 //! - [`search`]: exhaustive search for the shortest trace that tells two machines apart.
+//! - [`shrink`]: shrink a failing trace to a smallest one that still fails the same way.
 //! - [`r#gen`]: scenario generators, reproducible traces aimed at the catalog's mistakes.
 //! - [`audit`]: which cases catch which mistakes, and which mistakes the cases tell apart.
 //!
@@ -22,6 +23,7 @@ pub mod faults;
 pub mod r#gen;
 pub mod leader;
 pub mod search;
+pub mod shrink;
 pub mod stream;
 pub mod trace;
 
