@@ -80,11 +80,12 @@ pub fn repair(name: &str, config: &Config, steps: &[Step]) -> Option<Trace> {
 /// Shrinks `trace`, on which `still_fails` holds, to a smallest trace on which it still holds.
 ///
 /// `still_fails` gets a batch of at most `batch` candidates (all valid, none asked before) and
-/// answers for each whether it still fails the same way. A predicate that is not deterministic
+/// answers for each whether it still fails the same way, or None to stop shrinking there (a
+/// budget ran out): the smallest trace found so far is the result. A predicate that is not deterministic
 /// gives a smaller or larger result, never a wrong one: only traces it said yes to are kept.
 pub fn shrink<P>(trace: &Trace, batch: usize, still_fails: P) -> Shrunk
 where
-    P: FnMut(&[Trace]) -> Vec<bool>,
+    P: FnMut(&[Trace]) -> Option<Vec<bool>>,
 {
     let mut s = Shrinker {
         pred: still_fails,
@@ -92,12 +93,16 @@ where
         tests: 0,
         batch: batch.max(1),
         name: trace.name.clone(),
+        stopped: false,
     };
     let mut best =
         repair(&trace.name, &trace.config, &trace.steps).unwrap_or_else(|| trace.clone());
     s.memo.insert(best.to_text(), true);
     best = s.prefix(best);
     for _round in 0..8 {
+        if s.stopped {
+            break;
+        }
         let before = best.to_text();
         best = s.ddmin(best);
         best = s.header(best);
@@ -118,6 +123,8 @@ struct Shrinker<P> {
     tests: usize,
     batch: usize,
     name: String,
+    /// The predicate asked to stop.
+    stopped: bool,
 }
 
 /// For each step of a valid trace, how far a fetch is behind the correct leader's LEO (0 for
@@ -163,7 +170,7 @@ fn repair_relative(name: &str, config: &Config, steps: &[(Step, u64)]) -> Option
     repair(name, config, &fixed)
 }
 
-impl<P: FnMut(&[Trace]) -> Vec<bool>> Shrinker<P> {
+impl<P: FnMut(&[Trace]) -> Option<Vec<bool>>> Shrinker<P> {
     fn candidate(&self, config: &Config, steps: &[Step]) -> Option<Trace> {
         repair(&self.name, config, steps)
     }
@@ -222,7 +229,13 @@ impl<P: FnMut(&[Trace]) -> Vec<bool>> Shrinker<P> {
             }
             if !ask.is_empty() {
                 let traces: Vec<Trace> = ask.iter().map(|&i| keyed[i].1.clone()).collect();
-                let answers = (self.pred)(&traces);
+                if self.stopped {
+                    return None;
+                }
+                let Some(answers) = (self.pred)(&traces) else {
+                    self.stopped = true;
+                    return None;
+                };
                 self.tests += traces.len();
                 for (&i, ok) in ask.iter().zip(answers) {
                     self.memo.insert(keyed[i].0.clone(), ok);
@@ -244,7 +257,7 @@ impl<P: FnMut(&[Trace]) -> Vec<bool>> Shrinker<P> {
     fn prefix(&mut self, best: Trace) -> Trace {
         let (mut lo, mut hi) = (0usize, best.steps.len());
         let mut found = best.clone();
-        while lo < hi {
+        while lo < hi && !self.stopped {
             let mid = lo + (hi - lo) / 2;
             let cand = self.candidate(&best.config, &best.steps[..mid]);
             match cand.and_then(|c| self.first_failing(&best, vec![c])) {
@@ -265,7 +278,7 @@ impl<P: FnMut(&[Trace]) -> Vec<bool>> Shrinker<P> {
         let mut start = 0usize;
         loop {
             let len = best.steps.len();
-            if len == 0 {
+            if len == 0 || self.stopped {
                 return best;
             }
             n = n.min(len);
@@ -299,6 +312,9 @@ impl<P: FnMut(&[Trace]) -> Vec<bool>> Shrinker<P> {
     /// Fewer replicas, small ids, smaller LAG_MAX and MIN_ISR.
     fn header(&mut self, mut best: Trace) -> Trace {
         loop {
+            if self.stopped {
+                return best;
+            }
             let c = &best.config;
             let mut configs = Vec::new();
             for k in (1..c.replicas.len()).rev() {
@@ -353,6 +369,36 @@ impl<P: FnMut(&[Trace]) -> Vec<bool>> Shrinker<P> {
                     )
                 })
                 .collect();
+            // Every time and LAG_MAX scaled down together (floor, then ceiling).
+            let last = best.steps.last().map_or(0, |s| s.t);
+            let scaled: Vec<(Config, Vec<Step>)> = [1u64, 2, 3, 5, 10, 100, c.lag_max / 2]
+                .into_iter()
+                .filter(|&l| l < c.lag_max)
+                .flat_map(|l| [(l, false), (l, true)])
+                .map(|(l, up)| {
+                    let scale = |t: u64| {
+                        let num = u128::from(t) * u128::from(l);
+                        let den = u128::from(c.lag_max.max(1));
+                        let v = if up { num.div_ceil(den) } else { num / den };
+                        u64::try_from(v).unwrap_or(last)
+                    };
+                    let steps = best
+                        .steps
+                        .iter()
+                        .map(|s| Step {
+                            t: scale(s.t),
+                            ..*s
+                        })
+                        .collect();
+                    (
+                        Config {
+                            lag_max: l,
+                            ..c.clone()
+                        },
+                        steps,
+                    )
+                })
+                .collect();
             let n = c.replicas.len() as u64;
             for m in smaller(c.min_isr, &[1, n, c.min_isr.saturating_sub(1)]) {
                 if m >= 1 {
@@ -365,6 +411,7 @@ impl<P: FnMut(&[Trace]) -> Vec<bool>> Shrinker<P> {
             let dists = behind(&best);
             let mut cands: Vec<Trace> = recoded
                 .iter()
+                .chain(&scaled)
                 .flat_map(|(d, steps)| {
                     let rel: Vec<(Step, u64)> =
                         steps.iter().copied().zip(dists.iter().copied()).collect();
@@ -428,7 +475,7 @@ impl<P: FnMut(&[Trace]) -> Vec<bool>> Shrinker<P> {
         }
         let (mut lo, mut hi) = (min, v);
         let mut found = None;
-        while lo < hi {
+        while lo < hi && !self.stopped {
             let mid = lo + (hi - lo) / 2;
             let cands = self.both(best, &dists, &make(mid));
             match self.first_failing(best, cands) {
@@ -445,7 +492,7 @@ impl<P: FnMut(&[Trace]) -> Vec<bool>> Shrinker<P> {
     /// Smaller record counts and fetch offsets, smaller gaps between times.
     fn numbers(&mut self, mut best: Trace) -> Trace {
         let mut i = 0;
-        'steps: while i < best.steps.len() {
+        'steps: while i < best.steps.len() && !self.stopped {
             for slot in 0..2 {
                 let s = best.steps[i];
                 let steps = best.steps.clone();
@@ -642,7 +689,9 @@ mod tests {
         };
         let want = kind(&t);
         assert!(want.is_some());
-        let s = shrink(&t, 2, |cs| cs.iter().map(|c| kind(c) == want).collect());
+        let s = shrink(&t, 2, |cs| {
+            Some(cs.iter().map(|c| kind(c) == want).collect())
+        });
         assert_eq!(kind(&s.trace), want);
         assert!(
             s.trace.steps.len() <= crate::audit::catalog_witness_len(f) + 1,

@@ -54,7 +54,9 @@ fn every_mistake_shrinks_to_within_one_command_of_its_witness() {
             panic!("{}: no corpus case shows it", info.id);
         };
         let want = kind(start);
-        let s = shrink(start, 2, |cs| cs.iter().map(|c| kind(c) == want).collect());
+        let s = shrink(start, 2, |cs| {
+            Some(cs.iter().map(|c| kind(c) == want).collect())
+        });
         assert_eq!(kind(&s.trace), want, "{}", info.id);
         let witness = catalog_witness_len(info.fault);
         table.push(format!(
