@@ -49,6 +49,21 @@ pub enum Origin {
         #[serde(default)]
         params: BTreeMap<String, toml::Value>,
     },
+    /// Shrunk by `isr-grader shrink --save` from a program's failure on another trace.
+    Shrunk {
+        /// The case or trace file it was shrunk from.
+        from: String,
+        /// The generator of the trace it was shrunk from, when it was generated.
+        #[serde(default)]
+        generator: Option<String>,
+        /// That generator's seed.
+        #[serde(default)]
+        seed: Option<u64>,
+        /// The program whose failure it is, as a command line.
+        program: String,
+        /// How the program differed (`STATUS HW`, `missing ACK`, ...).
+        difference: String,
+    },
 }
 
 /// A case's metadata (`NAME.toml`).

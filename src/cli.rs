@@ -21,11 +21,15 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once at start-up; boxing would buy nothing
 pub enum Command {
     /// Grade a program on every case (the main job).
     Test(TestArgs),
     /// Print a case's trace, expected output and the reference's explanation.
     Show(ShowArgs),
+    /// Shrink a failing case (or trace file) to the smallest trace on which the program still
+    /// differs from the reference the same way.
+    Shrink(ShrinkArgs),
     /// Generate a trace from a scenario generator.
     Gen(GenArgs),
     /// Regenerate expected outputs from the reference, showing what changed.
@@ -213,8 +217,71 @@ pub struct TestArgs {
     /// Print how long each phase took (load, build, run and judge, diagnose, report) to stderr.
     #[arg(long)]
     pub timings: bool,
+    #[command(flatten)]
+    pub explore: ExploreArgs,
     /// The program and its arguments (after `--`).
     #[arg(last = true, value_name = "PROGRAM")]
+    pub program: Vec<String>,
+}
+
+/// Seconds: a finite number, 0 or more.
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("`{text}` is not a number of seconds (0 or more)")),
+    }
+}
+
+/// Exploration beyond the corpus, shrinking, and who reads the report (`test`).
+#[derive(Debug, Args, Default, Clone)]
+pub struct ExploreArgs {
+    /// Generated traces to run after the corpus, each compared with the reference (0: none;
+    /// default 12, or `[explore] traces`).
+    #[arg(long, value_name = "N", help_heading = "Exploration")]
+    pub explore: Option<usize>,
+    /// Start no explored trace after this long (default 2, or `[explore] seconds`).
+    #[arg(long, value_name = "SECS", value_parser = seconds, help_heading = "Exploration")]
+    pub explore_seconds: Option<f64>,
+    /// Points each failing explored trace costs (default 0: reported only, or
+    /// `[explore] points`).
+    #[arg(long, value_name = "POINTS", help_heading = "Exploration")]
+    pub explore_points: Option<u32>,
+    /// Replay the exploration of the grading that printed this seed.
+    #[arg(long, value_name = "SEED", help_heading = "Exploration")]
+    pub seed: Option<u64>,
+    /// Most time spent shrinking failing cases in one grading (default 3, or
+    /// `[explore] shrink_seconds`; 0: no shrinking).
+    #[arg(long, value_name = "SECS", value_parser = seconds, help_heading = "Exploration")]
+    pub shrink_seconds: Option<f64>,
+    /// Show hidden cases in full (their traces, expected lines and diffs): for instructors'
+    /// eyes only (or `show_hidden = true` in the instructor's config). Without it a failing
+    /// hidden case shows its shrunk trace and the mistake's name only, in every format.
+    #[arg(long, help_heading = "Exploration")]
+    pub show_hidden: bool,
+}
+
+/// `isr-grader shrink`.
+#[derive(Debug, Args)]
+pub struct ShrinkArgs {
+    /// A case name (in the built-in public cases, or in --cases) or a trace file.
+    pub case: String,
+    /// Case folders to look the name up in (default: the built-in public cases).
+    #[arg(long = "cases", value_name = "DIR")]
+    pub cases: Vec<PathBuf>,
+    /// Write the shrunk trace as a new hidden case (NAME.trace, NAME.toml, NAME.out) in DIR.
+    #[arg(long, value_name = "DIR")]
+    pub save: Option<PathBuf>,
+    /// The new case's name (default: shrunk-FROM).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Runs at once, 1 to 256 (default: the number of cores).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<Jobs>,
+    /// Wall-clock limit per run, in seconds: more than 0, at most 3600 (default 10).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<TimeoutSecs>,
+    /// The program and its arguments (after `--`).
+    #[arg(last = true, required = true, value_name = "PROGRAM")]
     pub program: Vec<String>,
 }
 

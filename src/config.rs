@@ -14,6 +14,11 @@
 //! timeout_secs = 5.0
 //! memory_mb = 1024
 //! output_kb = 4096
+//! [explore]                                 # optional
+//! traces = 12                               # generated traces after the corpus (0: none)
+//! seconds = 2.0                             # start none after this long
+//! points = 0                                # what each failing one costs (0: reported only)
+//! shrink_seconds = 3.0                      # most time shrinking failing cases
 //! ```
 //! Relative paths (in `run[0]` when it contains a `/`, and in `cases`) are relative to the folder
 //! of `grader.toml`; the build and the program run there too.
@@ -42,6 +47,25 @@ pub struct GraderConfig {
     /// Limits per case.
     #[serde(default)]
     pub limits: LimitsConfig,
+    /// Exploration beyond the corpus and shrinking.
+    #[serde(default)]
+    pub explore: ExploreConfig,
+}
+
+/// `[explore]` (in `grader.toml` when a student grades themselves, in the instructor's file
+/// otherwise): what `--explore`, `--explore-seconds`, `--explore-points` and `--shrink-seconds`
+/// set.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExploreConfig {
+    /// Generated traces per grading (0: none).
+    pub traces: Option<usize>,
+    /// Start no explored trace after this many seconds.
+    pub seconds: Option<f64>,
+    /// Points each failing explored trace costs.
+    pub points: Option<u32>,
+    /// Most seconds spent shrinking in one grading.
+    pub shrink_seconds: Option<f64>,
 }
 
 /// `[limits]`.
@@ -179,6 +203,8 @@ pub fn load_untrusted(path: &Path) -> Untrusted {
 /// jobs = 2
 /// sandbox = "require"              # require | best-effort | off
 /// sandbox_uid = "65534:65534"      # who the program runs as when the grader is root
+/// show_hidden = false              # true: reports show hidden cases in full
+/// [explore]                        # as in grader.toml
 /// [limits]
 /// timeout_secs = 5.0
 /// memory_mb = 1024
@@ -218,6 +244,13 @@ pub struct InstructorConfig {
     /// Limits per case.
     #[serde(default)]
     pub limits: LimitsConfig,
+    /// Exploration beyond the corpus and shrinking.
+    #[serde(default)]
+    pub explore: ExploreConfig,
+    /// Reports show hidden cases in full (for instructors' eyes only; default false: a failing
+    /// hidden case shows its shrunk trace and the mistake's name).
+    #[serde(default)]
+    pub show_hidden: bool,
 }
 
 /// A loaded instructor config and its folder.

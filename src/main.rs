@@ -21,6 +21,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Test(args) => isr_grader::grade::test_cmd(args),
         Command::Show(args) => isr_grader::grade::show_cmd(args),
+        Command::Shrink(args) => isr_grader::grade::shrink_cmd::shrink_cmd(args),
         Command::Gen(args) => isr_grader::corpus::gen_cmd(args),
         Command::Bless(args) => isr_grader::corpus::bless_cmd(args),
         Command::Audit(args) => isr_grader::corpus::audit_cmd(args),

@@ -94,6 +94,10 @@ pub struct Plan {
     pub program_base: PathBuf,
     /// `FILE:LINE` of the `run` the program came from, if from a config file.
     pub run_origin: Option<String>,
+    /// Exploration beyond the corpus and shrinking.
+    pub explore: crate::grade::explore::Settings,
+    /// Reports show hidden cases in full (`--show-hidden`, or the instructor's `show_hidden`).
+    pub show_hidden: bool,
 }
 
 /// Why there is no plan.
@@ -147,7 +151,7 @@ fn absolute(base: &Path, p: &Path) -> PathBuf {
 /// program runs in a fresh temporary folder (`python3 main.py` keeps working). A relative
 /// program path (`target/release/isr-leader`) is made absolute even when it does not exist
 /// yet: the build step may create it.
-fn resolve_args(argv: &[String], base: &Path) -> Vec<String> {
+pub(crate) fn resolve_args(argv: &[String], base: &Path) -> Vec<String> {
     argv.iter()
         .enumerate()
         .map(|(i, a)| {
@@ -279,6 +283,10 @@ struct Sides<'a> {
     /// Limits and jobs from the trusted config (student: grader.toml; instructor: its file).
     limits: Option<&'a config::LimitsConfig>,
     jobs: Option<crate::values::Jobs>,
+    /// `[explore]` from the trusted config.
+    explore: Option<&'a config::ExploreConfig>,
+    /// The instructor's `show_hidden`.
+    show_hidden: bool,
 }
 
 impl Plan {
@@ -355,6 +363,8 @@ impl Plan {
         let sides = Sides {
             limits: loaded.as_ref().map(|c| &c.config.limits),
             jobs: loaded.as_ref().and_then(|c| c.config.jobs),
+            explore: loaded.as_ref().map(|c| &c.config.explore),
+            show_hidden: false,
         };
         let mut plan = Self::finish(
             args,
@@ -498,6 +508,8 @@ impl Plan {
         let sides = Sides {
             limits: Some(&ic.limits),
             jobs: ic.jobs,
+            explore: Some(&ic.explore),
+            show_hidden: ic.show_hidden,
         };
         Ok(Self::finish(
             args,
@@ -564,6 +576,8 @@ impl Plan {
             only: None,
             program_base: base.to_path_buf(),
             run_origin: None,
+            explore: crate::grade::beyond::settings(&args.explore, sides.explore),
+            show_hidden: args.explore.show_hidden || sides.show_hidden,
         }
     }
 }

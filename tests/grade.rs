@@ -258,8 +258,17 @@ fn no_process_outlives_the_grader() {
 #[test]
 fn the_report_is_deterministic_and_in_corpus_order() {
     let program = leader("hw-not-on-shrink");
-    let (_, mut a) = json_run(&["--jobs", "2"], &program);
-    let (_, mut b) = json_run(&["--jobs", "1"], &program);
+    // The same seed, and time budgets no loaded machine reaches: the same exploration.
+    let same = [
+        "--seed",
+        "3",
+        "--explore-seconds",
+        "600",
+        "--shrink-seconds",
+        "600",
+    ];
+    let (_, mut a) = json_run(&[&["--jobs", "2"], &same[..]].concat(), &program);
+    let (_, mut b) = json_run(&[&["--jobs", "1"], &same[..]].concat(), &program);
     // Each case's time is the one thing that differs between runs: checked, then left out.
     for doc in [&mut a, &mut b] {
         for case in doc["cases"].as_array_mut().unwrap() {
@@ -303,7 +312,8 @@ fn redact(text: &str) -> String {
 #[test]
 fn human_report_snapshot() {
     let out = grader()
-        .args(["test", "--filter", "001-worked-trace", "--"])
+        .args(["test", "--filter", "001-worked-trace", "--seed", "1"])
+        .args(["--explore-seconds", "600", "--shrink-seconds", "600", "--"])
         .args(leader("hw-not-on-shrink"))
         .output()
         .unwrap();
@@ -312,6 +322,14 @@ fn human_report_snapshot() {
     let out = grader()
         .arg("test")
         .args(corpus_args())
+        .args([
+            "--seed",
+            "1",
+            "--explore-seconds",
+            "600",
+            "--shrink-seconds",
+            "600",
+        ])
         .arg("--")
         .args(leader("caught-up-equality-only"))
         .output()

@@ -345,9 +345,10 @@ fn escape_sequences_never_reach_a_report_raw() {
         let text = t["output"].as_str().unwrap();
         assert!(raw_controls(text).is_empty(), "{text:?}");
     }
-    // The whole human report, for review.
+    // The whole human report, for review (a pinned exploration seed, no time budget).
     let out = grader()
-        .args(["test", "--filter", "001-worked-trace", "--"])
+        .args(["test", "--filter", "001-worked-trace", "--seed", "1"])
+        .args(["--explore-seconds", "600", "--shrink-seconds", "600", "--"])
         .arg(fixture("hostile/escapes.sh"))
         .output()
         .unwrap();

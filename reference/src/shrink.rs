@@ -614,7 +614,14 @@ fn renumber_ids(s: &Step, from: &Config, to: &Config) -> Option<Step> {
 /// have the same kind. None when the lines are the same.
 pub fn divergence_kind(expected: &[String], actual: &[String]) -> Option<(usize, String)> {
     let k = (0..expected.len().max(actual.len())).find(|&k| expected.get(k) != actual.get(k))?;
-    let verb = |l: &str| l.split_whitespace().nth(1).unwrap_or("").to_string();
+    // Only the contract's verbs: a kind never carries a program's own text.
+    let verb = |l: &str| {
+        l.split_whitespace()
+            .nth(1)
+            .filter(|v| matches!(*v, "STATUS" | "ACK" | "NOT_ENOUGH_REPLICAS"))
+            .unwrap_or("non-event line")
+            .to_string()
+    };
     let kind = match (expected.get(k), actual.get(k)) {
         (Some(e), None) => format!("missing {}", verb(e)),
         (None, Some(a)) => format!("extra {}", verb(a)),
@@ -659,6 +666,11 @@ mod tests {
         );
         assert_eq!(divergence_kind(&e[..1], &e), Some((2, "extra ACK".into())));
         assert_eq!(divergence_kind(&e, &e), None);
+        let junk = lines("\x1b[2J hello");
+        assert_eq!(
+            divergence_kind(&e, &junk),
+            Some((1, "non-event line instead of STATUS".into()))
+        );
     }
 
     #[test]

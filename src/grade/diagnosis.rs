@@ -42,6 +42,8 @@ pub fn diagnose(cases: &[Case], reports: &[CaseReport], obs: &[Observation]) -> 
             alternatives: Vec::new(),
             closest: Vec::new(),
             slips,
+            beyond_corpus: None,
+            confirmed_on: 0,
         };
     }
     let d = reference_diagnose(&observed);
@@ -65,7 +67,14 @@ pub fn diagnose(cases: &[Case], reports: &[CaseReport], obs: &[Observation]) -> 
             })
             .collect(),
         slips,
+        beyond_corpus: None,
+        confirmed_on: 0,
     }
+}
+
+/// The words for every mistake of `set`.
+pub fn mistakes(set: FaultSet, cases: &[Case], obs: &[Observation]) -> Vec<Mistake> {
+    set.iter().map(|f| mistake(f, cases, obs)).collect()
 }
 
 fn ids(set: FaultSet) -> Vec<String> {

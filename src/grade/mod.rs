@@ -6,10 +6,17 @@
 //! produced the expected line ([`isr_reference::output_lines`]) with the reference's explanation
 //! of it; then [`diagnosis`] names the mistake; then [`crate::report`] renders.
 
+pub mod beyond;
 pub mod compare;
 pub mod diagnosis;
+pub mod did_not_run;
+pub mod explore;
+pub mod hidden;
 pub mod live;
+pub mod nondeterminism;
 pub mod provenance;
+pub mod shrink;
+pub mod shrink_cmd;
 
 use std::ffi::OsString;
 use std::io::Write as _;
@@ -36,6 +43,11 @@ pub struct Observation {
     pub events: Option<Vec<String>>,
     /// The expected lines, normalized.
     pub expected: Vec<String>,
+    /// How the run differs from the reference (`STATUS HW`, `crash SIGSEGV`, ...; None: it does
+    /// not, or it was not run): what shrinking keeps.
+    pub failure: Option<String>,
+    /// The run's output in brief, for the nondeterminism check (None: it did not exit).
+    pub fingerprint: Option<nondeterminism::Fingerprint>,
 }
 
 /// `isr-grader test`.
@@ -169,6 +181,8 @@ fn test_plan(plan: Plan) -> CmdResult {
             .fold(0u32, |sum, c| sum.saturating_add(c.meta.points)),
         started: Some(started_at),
         elapsed: Duration::ZERO,
+        explored: None,
+        did_not_run: None,
     };
 
     // Build (not started once interrupted; a build the interrupt stopped is no build failure).
@@ -256,11 +270,34 @@ fn test_plan(plan: Plan) -> CmdResult {
     }
     clock.lap("run+judge");
     report.interrupted = interrupted.load(Ordering::SeqCst);
-    // Diagnose only a whole run: a partial one would name mistakes from half the evidence.
+    // Diagnose (and explore, shrink) only a whole run: a partial one would name mistakes from
+    // half the evidence.
     if !report.interrupted && !stopped_early {
-        report.diagnosis = Some(diagnosis::diagnose(&all, &reports, &observations));
+        let beyond = beyond::after_corpus(
+            &plan,
+            &program,
+            &all,
+            &mut reports,
+            &observations,
+            interrupted,
+        );
+        report.diagnosis = beyond.diagnosis;
+        report.explored = beyond.explored;
+        report.did_not_run = beyond.did_not_run;
+        if plan.output.timings {
+            eprintln!(
+                "timing: diagnose   {:>8.1} ms (within what follows)",
+                beyond.diagnose.as_secs_f64() * 1e3
+            );
+            eprintln!(
+                "timing: beyond the corpus, the program ran {} times",
+                beyond.runs
+            );
+        }
+    } else if !plan.show_hidden {
+        hidden::redact(&mut reports);
     }
-    clock.lap("diagnose");
+    clock.lap("after the corpus");
     report.cases = reports;
     emit(&mut report, &plan.output, live.streams(), started)?;
     if let Some(path) = &plan.last_run {
@@ -340,12 +377,16 @@ fn not_run(case: &Case) -> (CaseReport, Observation) {
         stderr_tail: String::new(),
         show_command: None,
         elapsed: Duration::ZERO,
+        shrunk: None,
+        nondeterminism: None,
     };
     (
         report,
         Observation {
             events: None,
             expected: Vec::new(),
+            failure: None,
+            fingerprint: None,
         },
     )
 }
@@ -486,7 +527,7 @@ fn run_build(
 }
 
 /// `line` cut to [`MAX_LINE_BYTES`] (on a character boundary), with a note of what was cut.
-fn cut(line: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn cut(line: &str) -> std::borrow::Cow<'_, str> {
     if line.len() <= MAX_LINE_BYTES {
         return line.into();
     }
@@ -613,12 +654,20 @@ pub fn judge(case: &Case, run: &RunOutcome) -> (CaseReport, Observation) {
             .join("\n"),
         show_command: show_command(case),
         elapsed: run.elapsed,
+        shrunk: None,
+        nondeterminism: None,
     };
     (
         report,
         Observation {
             events: if comparable { events } else { None },
             expected,
+            failure: shrink::failure_kind(
+                &case.trace,
+                FaultSet::NONE,
+                &shrink::ProgramOutput::of(run),
+            ),
+            fingerprint: nondeterminism::Fingerprint::of(run),
         },
     )
 }

@@ -26,6 +26,7 @@ pub fn render(report: &Report) -> Value {
                     output.push_str(&format!("\n  {e}"));
                 }
             }
+            output.push_str(&super::findings::plain_text(c));
             json!({
                 "name": format!("{} — {}", c.name, c.title),
                 "number": (i + 1).to_string(),
@@ -59,6 +60,7 @@ pub fn render(report: &Report) -> Value {
     if report.interrupted {
         output.push_str("\n\nThe grader was interrupted: cases marked not-run were not graded.");
     }
+    output.push_str(&super::findings::plain_summary(report));
     if let Some(d) = &report.diagnosis {
         if d.exact && !d.mistakes.is_empty() {
             output.push_str("\n\nYour output matches known mistakes on every case:");

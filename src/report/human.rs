@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 
-use super::{CaseReport, Report, Verdict, visible};
+use super::{CaseReport, Report, Shrunk, Verdict, visible};
 
 const PASS: Style = AnsiColor::Green.on_default();
 const FAIL: Style = AnsiColor::Red.on_default().bold();
@@ -158,6 +158,10 @@ pub fn render(report: &Report, opts: Options) -> String {
             return s;
         }
     }
+    if let Some(d) = &report.did_not_run {
+        did_not_run(&mut s, d, report, opts.width);
+        return s;
+    }
     if !opts.listed {
         let _ = writeln!(s);
         let width = name_width(report);
@@ -174,11 +178,13 @@ pub fn render(report: &Report, opts: Options) -> String {
         .iter()
         .filter(|c| !c.verdict.passed() && c.verdict != Verdict::NotRun)
         .collect();
+    // Smallest traces already printed, with the case they were printed for.
+    let mut shown: Vec<(String, String)> = Vec::new();
     for (k, c) in failing.iter().enumerate() {
         if opts.quiet {
             break;
         } else if k < opts.details {
-            details(&mut s, c, opts.width);
+            details(&mut s, c, opts.width, &mut shown);
         } else if k == opts.details {
             let _ = writeln!(
                 s,
@@ -187,6 +193,20 @@ pub fn render(report: &Report, opts: Options) -> String {
                 if failing.len() - k == 1 { "" } else { "s" }
             );
         }
+    }
+    if let Some(e) = &report.explored {
+        // In full only when the corpus left room (a program failing the corpus has enough to
+        // read already).
+        let room = if opts.quiet {
+            0
+        } else {
+            opts.details.saturating_sub(failing.len())
+        };
+        let opts = Options {
+            details: room,
+            ..opts
+        };
+        explored(&mut s, e, opts, failing.is_empty(), &mut shown);
     }
     let _ = writeln!(
         s,
@@ -197,6 +217,13 @@ pub fn render(report: &Report, opts: Options) -> String {
         report.points(),
         report.max_points()
     );
+    if report.explored_penalty() > 0 {
+        let _ = writeln!(
+            s,
+            "        (explored traces where your program differs cost {} points)",
+            report.explored_penalty()
+        );
+    }
     if report.interrupted {
         let not_run = report
             .cases
@@ -233,7 +260,7 @@ pub fn name_width(report: &Report) -> usize {
     report.cases.iter().map(|c| c.name.len()).max().unwrap_or(0)
 }
 
-fn details(s: &mut String, c: &CaseReport, width: usize) {
+fn details(s: &mut String, c: &CaseReport, width: usize, shown: &mut Vec<(String, String)>) {
     let _ = writeln!(
         s,
         "\n{} {} — {}",
@@ -242,6 +269,44 @@ fn details(s: &mut String, c: &CaseReport, width: usize) {
         c.verdict.describe()
     );
     let _ = writeln!(s, "   {}", c.title);
+    if let Some(n) = &c.nondeterminism {
+        let _ = writeln!(
+            s,
+            "   two runs on the same input differ at output line {}:",
+            n.line
+        );
+        if n.first.is_some() || n.second.is_some() {
+            let _ = writeln!(
+                s,
+                "     first run:  {}",
+                visible(n.first.as_deref().unwrap_or("(nothing more)"))
+            );
+            let _ = writeln!(
+                s,
+                "     second run: {}",
+                visible(n.second.as_deref().unwrap_or("(nothing more)"))
+            );
+        } else if c.hidden {
+            let _ = writeln!(s, "     (a hidden case: the lines are not shown)");
+        }
+        para(
+            s,
+            width,
+            &format!("   {} ", styled(NOTE, "likely cause:")),
+            "   ",
+            &n.cause,
+        );
+    }
+    if c.hidden && c.first_diff.is_none() && c.nondeterminism.is_none() {
+        let _ = writeln!(
+            s,
+            "   {}",
+            styled(
+                DIM,
+                "a hidden case: its trace and expected output are not shown; the smallest trace below differs the same way"
+            )
+        );
+    }
     if let Verdict::Timeout { .. } = c.verdict {
         para(
             s,
@@ -305,6 +370,25 @@ fn details(s: &mut String, c: &CaseReport, width: usize) {
             let _ = writeln!(s, "     {text}");
         }
     }
+    if let Some(sh) = &c.shrunk {
+        match shown.iter().find(|(t, _)| *t == sh.trace) {
+            Some((_, name)) => {
+                let _ = writeln!(
+                    s,
+                    "   {}: the same {}-command trace as for {name} above ({})",
+                    styled(BOLD, "smallest trace where your program differs"),
+                    sh.commands,
+                    sh.kind
+                );
+            }
+            None => {
+                shown.push((sh.trace.clone(), c.name.clone()));
+                for l in render_shrunk(sh, None).lines() {
+                    let _ = writeln!(s, "   {l}");
+                }
+            }
+        }
+    }
     if !c.stray_lines.is_empty() {
         let _ = writeln!(
             s,
@@ -339,9 +423,16 @@ fn diagnosis(
         return;
     }
     let _ = writeln!(s, "\n{}", styled(BOLD, "Diagnosis"));
-    if d.exact && !d.mistakes.is_empty() {
+    if let Some(b) = &d.beyond_corpus {
+        beyond_corpus(s, b, width);
+    } else if d.exact && !d.mistakes.is_empty() {
         let text = format!(
-            "Your output matches, on every case, a leader with {}:",
+            "Your output matches, on every case{}, a leader with {}:",
+            if d.confirmed_on > 0 {
+                format!(" and on {} explored traces", d.confirmed_on)
+            } else {
+                String::new()
+            },
             if d.mistakes.len() == 1 {
                 "this known mistake".to_string()
             } else {
@@ -442,6 +533,144 @@ fn diagnosis(
             "      ",
             slip,
         );
+    }
+}
+
+/// "smallest trace where your program differs": the trace, what the reference (or `who`)
+/// prints with its explanation, and what the program printed.
+pub fn render_shrunk(sh: &Shrunk, who: Option<&str>) -> String {
+    let mut s = String::new();
+    let how = match &sh.same_as {
+        Some(other) => format!("the same difference as {other}"),
+        None => format!("shrunk from {} in {} runs", sh.from_commands, sh.runs),
+    };
+    let _ = writeln!(
+        s,
+        "{} ({} command{}, {how}; {}):",
+        styled(BOLD, "smallest trace where your program differs"),
+        sh.commands,
+        if sh.commands == 1 { "" } else { "s" },
+        sh.kind
+    );
+    for l in sh.trace.lines() {
+        let _ = writeln!(s, "  {l}");
+    }
+    let _ = writeln!(s, "{} prints:", who.unwrap_or("the reference leader"));
+    for l in &sh.expected {
+        let _ = writeln!(s, "  {}", styled(EXPECTED, l));
+    }
+    let _ = writeln!(s, "yours:");
+    if sh.actual.is_empty() {
+        let _ = writeln!(s, "  {}", styled(DIM, "(nothing)"));
+    }
+    for l in &sh.actual {
+        let _ = writeln!(s, "  {}", styled(ACTUAL, &visible(l)));
+    }
+    if let Some(d) = &sh.first_diff {
+        let _ = writeln!(
+            s,
+            "first difference at output line {}: expected {}, yours {}",
+            d.line,
+            styled(EXPECTED, d.expected.as_deref().unwrap_or("(nothing more)")),
+            styled(
+                ACTUAL,
+                &visible(d.actual.as_deref().unwrap_or("(nothing more)"))
+            )
+        );
+    }
+    if !sh.explanation.is_empty() {
+        let _ = writeln!(s, "explained:");
+        for l in &sh.explanation {
+            let _ = writeln!(s, "  {l}");
+        }
+    }
+    s
+}
+
+fn did_not_run(s: &mut String, d: &super::DidNotRun, report: &Report, width: usize) {
+    let _ = writeln!(
+        s,
+        "\n{} every case failed the same way:",
+        styled(FAIL, "Your program did not run:")
+    );
+    let _ = writeln!(s, "  {}", styled(BOLD, &visible(&d.line)));
+    para(s, width, "", "", &d.cause);
+    let _ = writeln!(
+        s,
+        "\n{} {}/{} cases passed, {}/{} points",
+        styled(BOLD, "Result:"),
+        report.passed(),
+        report.cases.len(),
+        report.points(),
+        report.max_points()
+    );
+}
+
+fn explored(
+    s: &mut String,
+    e: &super::ExploreReport,
+    opts: Options,
+    corpus_passed: bool,
+    shown: &mut Vec<(String, String)>,
+) {
+    let _ = writeln!(
+        s,
+        "\n{} {} generated trace{} beyond the corpus (seed {}; replay with --seed {}): {}",
+        styled(BOLD, "Exploration:"),
+        e.traces,
+        if e.traces == 1 { "" } else { "s" },
+        e.seed,
+        e.seed,
+        if e.failing.is_empty() {
+            styled(PASS, "your program matches the reference on every one")
+        } else {
+            styled(
+                FAIL,
+                &format!(
+                    "your program differs on {}{}",
+                    e.failing_total,
+                    if corpus_passed {
+                        " — a bug the corpus does not reach"
+                    } else {
+                        ""
+                    }
+                ),
+            )
+        }
+    );
+    for (k, c) in e.failing.iter().enumerate() {
+        if k < opts.details {
+            details(s, c, opts.width, shown);
+        } else if k < opts.details + 5 {
+            let _ = writeln!(
+                s,
+                "  {}  {}   ({})",
+                styled(FAIL, "FAIL"),
+                c.name,
+                c.show_command.as_deref().unwrap_or("")
+            );
+        } else {
+            break;
+        }
+    }
+    let listed = e.failing.len().min(opts.details + 5);
+    if e.failing_total > listed {
+        let _ = writeln!(s, "  ... and {} more", e.failing_total - listed);
+    }
+}
+
+fn beyond_corpus(s: &mut String, b: &super::BeyondCorpus, width: usize) {
+    let text = format!(
+        "On every corpus case your output matches a leader with {}, but not on the explored trace {}: so that is not exactly your mistake (it may be part of it).",
+        styled(FAIL, &b.mistakes.join(" + ")),
+        b.explored_case
+    );
+    para(s, width, "", "", &text);
+    if let Some(sh) = &b.shrunk {
+        let who = format!("a leader with {}", b.mistakes.join(" + "));
+        for l in render_shrunk(sh, Some(&who)).lines() {
+            let _ = writeln!(s, "  {l}");
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Serialize;
 
-use super::Report;
+use super::{CaseReport, Report};
 
 /// The schema version, always 1 in this model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +84,10 @@ pub struct ReportV1 {
     pub cases: Vec<CaseV1>,
     /// The diagnosis; null when the build failed, no case ran or the grader was interrupted.
     pub diagnosis: Option<DiagnosisV1>,
+    /// Exploration beyond the corpus; null when off or not run.
+    pub explored: Option<ExploreV1>,
+    /// Set when the program did not run at all (every failure ends the same way).
+    pub did_not_run: Option<DidNotRunV1>,
 }
 
 /// The build step.
@@ -134,6 +138,8 @@ pub enum VerdictV1 {
     NoOutput,
     /// Not run: the grader was interrupted.
     NotRun,
+    /// Two runs on the same input printed different output (`nondeterminism` says where).
+    Nondeterministic,
 }
 
 /// One case's result.
@@ -172,6 +178,171 @@ pub struct CaseV1 {
     pub stray_lines_total: usize,
     /// The end of what the program wrote to stderr.
     pub stderr_tail: String,
+    /// The smallest trace found on which the program still differs the same way; null when
+    /// not shrunk (passed, a timeout, or the shrinking budget was spent).
+    pub shrunk: Option<ShrunkV1>,
+    /// Set when two runs on this input printed different output.
+    pub nondeterminism: Option<NondeterminismV1>,
+}
+
+/// The smallest trace where the program differs.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ShrunkV1 {
+    /// Commands in the shrunk trace.
+    pub commands: usize,
+    /// Commands in the trace it was shrunk from.
+    pub from_commands: usize,
+    /// Program runs the shrinking took (0 when `same_as` is set).
+    pub runs: usize,
+    /// The case already shrunk to this same trace (it differs the same way), if any.
+    pub same_as: Option<String>,
+    /// How the program differs: `STATUS HW`, `missing ACK`, `crash SIGSEGV`, ...
+    pub kind: String,
+    /// The shrunk trace, as a case file stores it.
+    pub trace: String,
+    /// What the program should print on it (the reference's output; for `beyond_corpus`, the
+    /// named mistakes').
+    pub expected: Vec<String>,
+    /// What the program printed on it (the first lines, each cut to a bound).
+    pub actual: Vec<String>,
+    /// The first differing line (1-based) with both sides; null when none.
+    pub first_diff: Option<FirstDiffV1>,
+    /// The reference's explanation of the shrunk trace, line by line.
+    pub explanation: Vec<String>,
+}
+
+/// A first differing line.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FirstDiffV1 {
+    /// 1-based, among the compared lines.
+    pub line: usize,
+    /// The expected line; null when the program printed more.
+    pub expected: Option<String>,
+    /// The program's line; null when it stopped early.
+    pub actual: Option<String>,
+}
+
+/// Two runs that disagreed.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct NondeterminismV1 {
+    /// 1-based line where the runs first differ.
+    pub line: usize,
+    /// That line in the first run (null: not shown, or it had stopped).
+    pub first: Option<String>,
+    /// That line in the second run.
+    pub second: Option<String>,
+    /// The likely cause, for this exercise.
+    pub cause: String,
+}
+
+/// Exploration beyond the corpus.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExploreV1 {
+    /// The seed; `--seed` replays this exploration.
+    pub seed: u64,
+    /// Generated traces run.
+    pub traces: usize,
+    /// Points each failing explored trace costs (0: reported only).
+    pub points_each: u32,
+    /// The first failing explored traces, as cases named by generator and seed.
+    pub failing: Vec<CaseV1>,
+    /// Failing explored traces in all.
+    pub failing_total: usize,
+}
+
+/// The program did not run at all.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DidNotRunV1 {
+    /// The line every failing run ended with.
+    pub line: String,
+    /// Where it comes from and what to do.
+    pub cause: String,
+}
+
+/// An exact diagnosis on the corpus that an explored trace contradicts.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BeyondCorpusV1 {
+    /// The mistakes that reproduced every corpus case.
+    pub mistakes: Vec<String>,
+    /// The explored trace on which they differ from the program.
+    pub explored_case: String,
+    /// The smallest trace on which the program and those mistakes differ.
+    pub shrunk: Option<ShrunkV1>,
+}
+
+fn shrunk_v1(sh: &super::Shrunk) -> ShrunkV1 {
+    ShrunkV1 {
+        commands: sh.commands,
+        from_commands: sh.from_commands,
+        runs: sh.runs,
+        same_as: sh.same_as.clone(),
+        kind: sh.kind.clone(),
+        trace: sh.trace.clone(),
+        expected: sh.expected.clone(),
+        actual: sh.actual.clone(),
+        first_diff: sh.first_diff.as_ref().map(|d| FirstDiffV1 {
+            line: d.line,
+            expected: d.expected.clone(),
+            actual: d.actual.clone(),
+        }),
+        explanation: sh.explanation.clone(),
+    }
+}
+
+fn case_v1(c: &CaseReport) -> CaseV1 {
+    use super::Verdict as V;
+    CaseV1 {
+        name: c.name.clone(),
+        title: c.title.clone(),
+        verdict: match c.verdict {
+            V::Pass => VerdictV1::Pass,
+            V::Wrong => VerdictV1::Wrong,
+            V::Timeout { .. } => VerdictV1::Timeout,
+            V::Crash { .. } => VerdictV1::Crash,
+            V::ExitCode { .. } => VerdictV1::ExitCode,
+            V::OutputLimit => VerdictV1::OutputLimit,
+            V::NoOutput => VerdictV1::NoOutput,
+            V::NotRun => VerdictV1::NotRun,
+            V::Nondeterministic => VerdictV1::Nondeterministic,
+        },
+        signal: match &c.verdict {
+            V::Crash { signal } => Some(signal.clone()),
+            _ => None,
+        },
+        exit_code: match c.verdict {
+            V::ExitCode { code } => Some(code),
+            _ => None,
+        },
+        points: c.points,
+        max_points: c.max_points,
+        hidden: c.hidden,
+        time_secs: (c.elapsed.as_secs_f64() * 1000.0).round() / 1000.0,
+        first_diff_line: c.first_diff.as_ref().map(|d| d.line),
+        expected_line: c.first_diff.as_ref().and_then(|d| d.expected.clone()),
+        actual_line: c.first_diff.as_ref().and_then(|d| d.actual.clone()),
+        origin: c.origin.as_ref().map(|o| OriginV1 {
+            location: o.location.clone(),
+            command: o.command.clone(),
+            explanation: o.explanation.clone(),
+        }),
+        stray_lines: c
+            .stray_lines
+            .iter()
+            .map(|(line, text)| StrayLineV1 {
+                line: *line,
+                text: text.clone(),
+            })
+            .collect(),
+        stray_lines_total: c.stray_total,
+        stderr_tail: c.stderr_tail.clone(),
+        shrunk: c.shrunk.as_ref().map(shrunk_v1),
+        nondeterminism: c.nondeterminism.as_ref().map(|n| NondeterminismV1 {
+            line: n.line,
+            first: n.first.clone(),
+            second: n.second.clone(),
+            cause: n.cause.clone(),
+        }),
+    }
 }
 
 /// The input command behind a first difference.
@@ -211,6 +382,11 @@ pub struct DiagnosisV1 {
     pub closest: Vec<ClosestV1>,
     /// Formatting slips seen besides (debug lines on stdout, a non-zero exit code).
     pub slips: Vec<String>,
+    /// Set when `mistakes` reproduced every corpus case but not an explored trace (then
+    /// `exact` is false and `mistakes` is kept).
+    pub beyond_corpus: Option<BeyondCorpusV1>,
+    /// Explored traces the exact diagnosis also holds on (0: none checked).
+    pub confirmed_on: usize,
 }
 
 /// A known mistake, in words.
@@ -244,54 +420,7 @@ pub struct ClosestV1 {
 impl From<&Report> for ReportV1 {
     fn from(report: &Report) -> Self {
         use super::Verdict as V;
-        let cases = report
-            .cases
-            .iter()
-            .map(|c| CaseV1 {
-                name: c.name.clone(),
-                title: c.title.clone(),
-                verdict: match c.verdict {
-                    V::Pass => VerdictV1::Pass,
-                    V::Wrong => VerdictV1::Wrong,
-                    V::Timeout { .. } => VerdictV1::Timeout,
-                    V::Crash { .. } => VerdictV1::Crash,
-                    V::ExitCode { .. } => VerdictV1::ExitCode,
-                    V::OutputLimit => VerdictV1::OutputLimit,
-                    V::NoOutput => VerdictV1::NoOutput,
-                    V::NotRun => VerdictV1::NotRun,
-                },
-                signal: match &c.verdict {
-                    V::Crash { signal } => Some(signal.clone()),
-                    _ => None,
-                },
-                exit_code: match c.verdict {
-                    V::ExitCode { code } => Some(code),
-                    _ => None,
-                },
-                points: c.points,
-                max_points: c.max_points,
-                hidden: c.hidden,
-                time_secs: (c.elapsed.as_secs_f64() * 1000.0).round() / 1000.0,
-                first_diff_line: c.first_diff.as_ref().map(|d| d.line),
-                expected_line: c.first_diff.as_ref().and_then(|d| d.expected.clone()),
-                actual_line: c.first_diff.as_ref().and_then(|d| d.actual.clone()),
-                origin: c.origin.as_ref().map(|o| OriginV1 {
-                    location: o.location.clone(),
-                    command: o.command.clone(),
-                    explanation: o.explanation.clone(),
-                }),
-                stray_lines: c
-                    .stray_lines
-                    .iter()
-                    .map(|(line, text)| StrayLineV1 {
-                        line: *line,
-                        text: text.clone(),
-                    })
-                    .collect(),
-                stray_lines_total: c.stray_total,
-                stderr_tail: c.stderr_tail.clone(),
-            })
-            .collect();
+        let cases = report.cases.iter().map(case_v1).collect();
         let diagnosis = report.diagnosis.as_ref().map(|d| DiagnosisV1 {
             exact: d.exact,
             mistakes: d.mistakes.iter().map(|m| m.id.clone()).collect(),
@@ -318,6 +447,12 @@ impl From<&Report> for ReportV1 {
                 })
                 .collect(),
             slips: d.slips.clone(),
+            beyond_corpus: d.beyond_corpus.as_ref().map(|b| BeyondCorpusV1 {
+                mistakes: b.mistakes.clone(),
+                explored_case: b.explored_case.clone(),
+                shrunk: b.shrunk.as_ref().map(shrunk_v1),
+            }),
+            confirmed_on: d.confirmed_on,
         });
         ReportV1 {
             schema_version: SchemaVersion1,
@@ -346,6 +481,17 @@ impl From<&Report> for ReportV1 {
             },
             cases,
             diagnosis,
+            explored: report.explored.as_ref().map(|e| ExploreV1 {
+                seed: e.seed,
+                traces: e.traces,
+                points_each: e.points_each,
+                failing: e.failing.iter().map(case_v1).collect(),
+                failing_total: e.failing_total,
+            }),
+            did_not_run: report.did_not_run.as_ref().map(|d| DidNotRunV1 {
+                line: d.line.clone(),
+                cause: d.cause.clone(),
+            }),
         }
     }
 }

@@ -39,7 +39,11 @@ pub fn render(report: &Report) -> Result<String, quick_junit::SerializeError> {
                 .iter()
                 .map(|l| format!("{}{}", l.tag, visible(&l.text)))
                 .collect();
-            s.set_description(diff.join("\n"));
+            s.set_description(format!(
+                "{}{}",
+                diff.join("\n"),
+                super::findings::plain_text(c)
+            ));
             s
         };
         let mut tc = TestCase::new(c.name.clone(), status);
@@ -49,6 +53,26 @@ pub fn render(report: &Report) -> Result<String, quick_junit::SerializeError> {
             tc.set_system_err(visible_lines(&c.stderr_tail));
         }
         suite.add_test_case(tc);
+    }
+    for c in report.explored.iter().flat_map(|e| &e.failing) {
+        let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+        s.set_type("explored");
+        s.set_message(format!(
+            "{}: {}",
+            c.verdict.describe(),
+            c.show_command.as_deref().unwrap_or("")
+        ));
+        s.set_description(super::findings::plain_text(c));
+        let mut tc = TestCase::new(c.name.clone(), s);
+        tc.set_classname("isr-grader.explored");
+        suite.add_test_case(tc);
+    }
+    if let Some(d) = &report.did_not_run {
+        let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+        s.set_type("did-not-run");
+        s.set_message(format!("your program did not run: {}", visible(&d.line)));
+        s.set_description(d.cause.clone());
+        suite.add_test_case(TestCase::new("did-not-run", s));
     }
     if let Some(b) = report.build.as_ref().filter(|b| !b.ok) {
         let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);

@@ -412,6 +412,8 @@ mod tests {
             points_possible: 0,
             started: None,
             elapsed: std::time::Duration::ZERO,
+            explored: None,
+            did_not_run: None,
         };
         let md = render(&report);
         assert!(md.starts_with("## ❌ isr-grader: build failed\n"), "{md}");

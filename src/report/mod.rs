@@ -5,6 +5,7 @@
 //! This layer knows nothing about the exercise: it renders verdicts, text differences and
 //! diagnoses that the grading layer has already put into words.
 
+mod findings;
 pub mod gradescope;
 pub mod human;
 pub mod json;
@@ -14,6 +15,8 @@ pub mod markdown;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime};
+
+pub use findings::{BeyondCorpus, DidNotRun, ExploreReport, Nondeterminism, Shrunk};
 
 /// A case's verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +46,8 @@ pub enum Verdict {
     NoOutput,
     /// Not run: the grader was interrupted (SIGINT/SIGTERM) before or while running it.
     NotRun,
+    /// Two runs on the same input printed different output.
+    Nondeterministic,
 }
 
 /// Milliseconds for people: `10 s`, `0.5 s`.
@@ -67,6 +72,7 @@ impl Verdict {
             Verdict::OutputLimit => "output-limit",
             Verdict::NoOutput => "no-output",
             Verdict::NotRun => "not-run",
+            Verdict::Nondeterministic => "nondeterministic",
         }
     }
 
@@ -81,6 +87,7 @@ impl Verdict {
             Verdict::OutputLimit => "output limit exceeded".into(),
             Verdict::NoOutput => "no output".into(),
             Verdict::NotRun => "not run (the grader was interrupted)".into(),
+            Verdict::Nondeterministic => "nondeterministic (two runs, two outputs)".into(),
         }
     }
 
@@ -153,6 +160,10 @@ pub struct CaseReport {
     pub show_command: Option<String>,
     /// Wall-clock time of the run (not shown in deterministic reports).
     pub elapsed: Duration,
+    /// The smallest trace on which the program still fails the same way, when shrunk.
+    pub shrunk: Option<Shrunk>,
+    /// When two runs on this input differed.
+    pub nondeterminism: Option<Nondeterminism>,
 }
 
 /// A known mistake named by the diagnosis, in words.
@@ -196,6 +207,10 @@ pub struct DiagnosisReport {
     pub closest: Vec<Closest>,
     /// Formatting slips seen besides (e.g. debug lines on stdout).
     pub slips: Vec<String>,
+    /// When the corpus named a mistake set that an explored trace contradicts.
+    pub beyond_corpus: Option<BeyondCorpus>,
+    /// Explored traces on which the exact diagnosis was also checked (0: none).
+    pub confirmed_on: usize,
 }
 
 /// The build step's outcome.
@@ -239,6 +254,10 @@ pub struct Report {
     pub started: Option<SystemTime>,
     /// How long grading took, up to the reports (not shown in deterministic reports).
     pub elapsed: Duration,
+    /// Exploration beyond the corpus (None when it was off or did not run).
+    pub explored: Option<ExploreReport>,
+    /// Set when the program did not run at all (every failure ends the same way).
+    pub did_not_run: Option<DidNotRun>,
 }
 
 impl Report {
@@ -249,7 +268,16 @@ impl Report {
 
     /// Points earned.
     pub fn points(&self) -> u32 {
-        self.cases.iter().map(|c| c.points).sum()
+        let earned: u32 = self.cases.iter().map(|c| c.points).sum();
+        earned.saturating_sub(self.explored_penalty())
+    }
+
+    /// Points that failing explored traces cost (0 by default: they are reported only).
+    pub fn explored_penalty(&self) -> u32 {
+        self.explored.as_ref().map_or(0, |e| {
+            e.points_each
+                .saturating_mul(u32::try_from(e.failing_total).unwrap_or(u32::MAX))
+        })
     }
 
     /// Points possible (over the cases selected, whether they ran or not).
@@ -263,7 +291,9 @@ impl Report {
 
     /// Whether everything passed (and the build, if any, succeeded).
     pub fn all_passed(&self) -> bool {
-        self.build.as_ref().is_none_or(|b| b.ok) && self.cases.iter().all(|c| c.verdict.passed())
+        self.build.as_ref().is_none_or(|b| b.ok)
+            && self.cases.iter().all(|c| c.verdict.passed())
+            && self.explored_penalty() == 0
     }
 }
 
