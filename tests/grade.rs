@@ -578,6 +578,8 @@ fn markdown_summary_puts_the_result_and_diagnosis_first() {
             "test",
             "--filter",
             "00",
+            "--explore",
+            "0",
             "--format",
             "markdown",
             "--summary",
@@ -677,7 +679,7 @@ fn junit_is_read_by_a_real_consumer_with_suite_time_and_diagnosis() {
     let dir = tempfile::tempdir().unwrap();
     let junit = dir.path().join("report.xml");
     let out = grader()
-        .args(["test", "--filter", "00", "--junit"])
+        .args(["test", "--filter", "00", "--explore", "0", "--junit"])
         .arg(&junit)
         .arg("--")
         .args(leader("hw-not-on-shrink"))
@@ -895,7 +897,8 @@ fn test_help_snapshot() {
 #[test]
 fn quiet_shows_failures_result_and_diagnosis_only() {
     let out = grader()
-        .args(["test", "-q", "--filter", "00", "--"])
+        .args(["test", "-q", "--filter", "00", "--seed", "1"])
+        .args(["--explore-seconds", "600", "--shrink-seconds", "600", "--"])
         .args(leader("hw-not-on-shrink"))
         .output()
         .unwrap();
