@@ -167,19 +167,18 @@ fn a_diagnosis_the_explored_traces_contradict_is_not_exact() {
 #[test]
 fn a_program_printing_the_isr_in_random_order_is_nondeterministic() {
     let out = test_run(
-        &[
-            "--format",
-            "json",
-            "--explore",
-            "0",
-            "--filter",
-            "030-constant-load",
-        ],
+        &["--format", "json", "--explore", "0", "--filter", "03*"],
         &student("isr_random_order.sh"),
     );
     let doc = common::json_report(&out);
-    let case = &doc["cases"][0];
-    assert_eq!(case["verdict"], "nondeterministic", "{doc:#}");
+    // Cases 030 to 037 print many ISRs of two or more members: two runs of one of them cannot
+    // all agree but by a chance far below one in a million.
+    let case = doc["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["verdict"] == "nondeterministic")
+        .unwrap_or_else(|| panic!("{doc:#}"));
     let n = &case["nondeterminism"];
     assert_ne!(n["first"], n["second"]);
     assert!(n["cause"].as_str().unwrap().contains("HashSet"), "{n:#}");
