@@ -6,34 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use assert_cmd::Command;
 use isr_reference::shrink::divergence_kind;
 use isr_reference::{CATALOG, FaultSet, Trace, audit::catalog_witness_len, output};
 
 mod common;
-
-fn grader() -> Command {
-    let mut c = Command::cargo_bin("isr-grader").unwrap();
-    c.env("NO_COLOR", "1").env_remove("CLICOLOR_FORCE");
-    c
-}
-
-fn grader_path() -> String {
-    assert_cmd::cargo::cargo_bin("isr-grader")
-        .display()
-        .to_string()
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn corpus_args() -> Vec<String> {
-    ["cases/public", "cases/hidden"]
-        .iter()
-        .flat_map(|d| ["--cases".to_string(), root().join(d).display().to_string()])
-        .collect()
-}
+use common::{corpus_args, grader, grader_path, root};
 
 fn student(script: &str) -> Vec<String> {
     vec![

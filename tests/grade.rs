@@ -2,7 +2,6 @@
 //! itself, the reference with known mistakes (each must be named exactly), programs with bugs
 //! outside the catalog, and hostile programs.
 
-use std::path::PathBuf;
 use std::process::Output;
 
 use assert_cmd::Command;
@@ -10,43 +9,7 @@ use isr_reference::{CATALOG, Fault, FaultSet};
 use serde_json::Value;
 
 mod common;
-
-fn grader() -> Command {
-    let mut c = Command::cargo_bin("isr-grader").unwrap();
-    c.env("NO_COLOR", "1").env_remove("CLICOLOR_FORCE");
-    c
-}
-
-fn grader_path() -> String {
-    assert_cmd::cargo::cargo_bin("isr-grader")
-        .display()
-        .to_string()
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Every committed case folder: the public and the hidden set.
-fn corpus_args() -> Vec<String> {
-    let mut v = Vec::new();
-    for d in ["cases/public", "cases/hidden"] {
-        let p = root().join(d);
-        if p.is_dir() {
-            v.push("--cases".to_string());
-            v.push(p.display().to_string());
-        }
-    }
-    v
-}
-
-fn fixture(name: &str) -> String {
-    root()
-        .join("tests/fixtures")
-        .join(name)
-        .display()
-        .to_string()
-}
+use common::{corpus_args, fixture, grader, grader_path, root};
 
 fn json_run(extra: &[&str], program: &[String]) -> (Output, Value) {
     let out = grader()

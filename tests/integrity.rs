@@ -3,38 +3,14 @@
 //! still writes every report, hostile output cannot blow up the grader's memory or its
 //! reports, and nothing a program prints reaches a terminal raw.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 mod common;
-
-fn grader() -> Command {
-    let mut c = Command::cargo_bin("isr-grader").unwrap();
-    c.env("NO_COLOR", "1").env_remove("CLICOLOR_FORCE");
-    c
-}
-
-fn grader_path() -> String {
-    assert_cmd::cargo::cargo_bin("isr-grader")
-        .display()
-        .to_string()
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn fixture(name: &str) -> String {
-    root()
-        .join("tests/fixtures")
-        .join(name)
-        .display()
-        .to_string()
-}
+use common::{fixture, grader, grader_path, root};
 
 fn stderr_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

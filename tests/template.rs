@@ -2,17 +2,14 @@
 //! cleanly; filled with a correct solution (kept under tests/fixtures/solutions) it passes every
 //! public case. Both the Rust and the Python starter.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command as Proc;
 
 use assert_cmd::Command;
 use serde_json::Value;
 
 mod common;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::root;
 
 fn copy_dir(from: &Path, to: &Path) {
     for entry in walkdir::WalkDir::new(from).sort_by_file_name() {

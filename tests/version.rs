@@ -5,21 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 
-use assert_cmd::Command;
 use isr_grader::fnv::Fnv64;
 use serde_json::Value;
 
 mod common;
-
-fn grader() -> Command {
-    let mut c = Command::cargo_bin("isr-grader").unwrap();
-    c.env("NO_COLOR", "1").env_remove("CLICOLOR_FORCE");
-    c
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::{grader, root};
 
 fn leader() -> Vec<String> {
     vec![

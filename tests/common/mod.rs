@@ -1,8 +1,51 @@
 //! Helpers shared by the integration tests.
+//!
+//! Each test binary uses a different subset of them.
+#![allow(dead_code)]
 
+use std::path::PathBuf;
 use std::process::Output;
 
+use assert_cmd::Command;
 use serde_json::Value;
+
+/// The built grader, without colours whatever the environment says.
+pub fn grader() -> Command {
+    let mut c = Command::cargo_bin("isr-grader").unwrap();
+    c.env("NO_COLOR", "1").env_remove("CLICOLOR_FORCE");
+    c
+}
+
+/// The built grader's path (to run it as a student program: its hidden `leader`).
+pub fn grader_path() -> String {
+    assert_cmd::cargo::cargo_bin("isr-grader")
+        .display()
+        .to_string()
+}
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every committed case folder, as `--cases DIR` arguments: the public and the hidden set.
+pub fn corpus_args() -> Vec<String> {
+    ["cases/public", "cases/hidden"]
+        .iter()
+        .map(|d| root().join(d))
+        .filter(|p| p.is_dir())
+        .flat_map(|p| ["--cases".to_string(), p.display().to_string()])
+        .collect()
+}
+
+/// A file under `tests/fixtures`, as an absolute path.
+pub fn fixture(name: &str) -> String {
+    root()
+        .join("tests/fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
 
 /// The JSON report a run printed on stdout; fails the test with both streams when it is not
 /// JSON.
