@@ -147,6 +147,10 @@ fn hostile_programs_get_a_verdict_each() {
     let (out, doc) = hostile("sleep_forever.sh", &["--timeout", "0.5"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(case_verdicts(&doc), ["timeout"]);
+    assert_eq!(
+        doc["cases"][0]["time_limit_secs"], 0.5,
+        "the limit it ran past"
+    );
 
     let (_, doc) = hostile("flood_stdout.sh", &["--output-limit", "64"]);
     assert_eq!(case_verdicts(&doc), ["output-limit"]);

@@ -613,9 +613,9 @@ fn explored(
     corpus_passed: bool,
     shown: &mut Vec<(String, String)>,
 ) {
-    let _ = writeln!(
-        s,
-        "\n{} {} generated trace{} beyond the corpus (seed {}; replay with --seed {}): {}",
+    let _ = writeln!(s);
+    let text = format!(
+        "{} {} generated trace{} beyond the corpus (seed {}; replay with --seed {}): {}",
         styled(BOLD, "Exploration:"),
         e.traces,
         if e.traces == 1 { "" } else { "s" },
@@ -638,6 +638,7 @@ fn explored(
             )
         }
     );
+    para(s, opts.width, "", "", &text);
     for (k, c) in e.failing.iter().enumerate() {
         if k < opts.details {
             details(s, c, opts.width, shown);

@@ -155,6 +155,8 @@ pub struct CaseV1 {
     pub signal: Option<String>,
     /// The exit code for `exit-code`, else null.
     pub exit_code: Option<i32>,
+    /// The wall-clock limit the program ran past, in seconds, for `timeout`; else null.
+    pub time_limit_secs: Option<f64>,
     /// Points earned.
     pub points: u32,
     /// Points possible.
@@ -311,6 +313,10 @@ fn case_v1(c: &CaseReport) -> CaseV1 {
         },
         exit_code: match c.verdict {
             V::ExitCode { code } => Some(code),
+            _ => None,
+        },
+        time_limit_secs: match c.verdict {
+            V::Timeout { limit_ms } => Some(limit_ms as f64 / 1000.0),
             _ => None,
         },
         points: c.points,
