@@ -213,12 +213,7 @@ fn no_process_outlives_the_grader() {
     assert_eq!(out.status.code(), Some(0));
     // The fixture's `sleep 987654` (a duration no other test uses) would be re-parented; none
     // may be left.
-    let left = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .filter(|c| c.starts_with(b"sleep\x00987654\x00"))
-        .count();
+    let left = common::sleepers_of("987654");
     assert_eq!(left, 0, "a `sleep 987654` outlived the grader");
 }
 
@@ -435,14 +430,7 @@ fn ctrl_c_kills_every_case_and_exits_130() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let sleepers = || {
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-            .filter(|c| c.starts_with(b"sleep\x00876543\x00"))
-            .count()
-    };
+    let sleepers = || common::sleepers_of("876543");
     let start = Instant::now();
     while sleepers() == 0 && start.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(20));

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 mod common;
-use common::{fixture, grader, grader_path, root};
+use common::{fixture, grader, grader_path, root, sleepers_of};
 
 fn stderr_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -399,17 +399,6 @@ fn a_flood_of_short_lines_keeps_reports_and_memory_bounded() {
     };
     let peak_mib = usage.ru_maxrss / 1024;
     assert!(peak_mib < 256, "a grader peaked at {peak_mib} MiB");
-}
-
-/// Processes running `sleep SECS` (each test uses its own SECS, as the tests run in parallel).
-fn sleepers_of(secs: &str) -> usize {
-    let cmdline = format!("sleep\x00{secs}\x00");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .filter(|c| c.starts_with(cmdline.as_bytes()))
-        .count()
 }
 
 /// Sleepers of `tests/fixtures/students/sleeps_long.sh`.

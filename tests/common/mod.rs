@@ -47,6 +47,17 @@ pub fn fixture(name: &str) -> String {
         .to_string()
 }
 
+/// Processes running `sleep SECS` (each test uses its own SECS, as the tests run in parallel).
+pub fn sleepers_of(secs: &str) -> usize {
+    let cmdline = format!("sleep\x00{secs}\x00");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| c.starts_with(cmdline.as_bytes()))
+        .count()
+}
+
 /// The JSON report a run printed on stdout; fails the test with both streams when it is not
 /// JSON.
 pub fn json_report(out: &Output) -> Value {
