@@ -431,17 +431,7 @@ fn ctrl_c_kills_every_case_and_exits_130() {
         .spawn()
         .unwrap();
     let sleepers = || common::sleepers_of("876543");
-    let start = Instant::now();
-    while sleepers() == 0 && start.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(sleepers() > 0, "the cases never started");
-    rustix::process::kill_process(
-        rustix::process::Pid::from_raw(child.id() as i32).unwrap(),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
-    let status = child.wait().unwrap();
+    let status = common::signal_once_running(&mut child, "876543", rustix::process::Signal::INT);
     assert_eq!(status.code(), Some(130));
     let start = Instant::now();
     while sleepers() > 0 && start.elapsed() < Duration::from_secs(5) {

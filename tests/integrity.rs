@@ -424,17 +424,7 @@ fn sigterm_still_writes_every_report_with_cases_not_run() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while sleepers() == 0 && start.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(sleepers() > 0, "the cases never started");
-    rustix::process::kill_process(
-        rustix::process::Pid::from_raw(child.id() as i32).unwrap(),
-        rustix::process::Signal::TERM,
-    )
-    .unwrap();
-    let status = child.wait().unwrap();
+    let status = common::signal_once_running(&mut child, "876543", rustix::process::Signal::TERM);
     assert_eq!(status.code(), Some(130));
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
@@ -534,17 +524,9 @@ fn an_interrupt_during_the_build_still_writes_the_report() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while sleepers_of("876542") == 0 && start.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(sleepers_of("876542") > 0, "the build never started");
-    rustix::process::kill_process(
-        rustix::process::Pid::from_raw(child.id() as i32).unwrap(),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
-    assert_eq!(child.wait().unwrap().code(), Some(130));
+    // The build's `sleep 876542` is running.
+    let status = common::signal_once_running(&mut child, "876542", rustix::process::Signal::INT);
+    assert_eq!(status.code(), Some(130));
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(sub.path().join("report.json")).unwrap())
             .unwrap();

@@ -58,6 +58,26 @@ pub fn sleepers_of(secs: &str) -> usize {
         .count()
 }
 
+/// Waits (up to 20 s) until the grader `child` runs a case's `sleep SECS`, then sends it
+/// `signal` and returns how it ended.
+pub fn signal_once_running(
+    child: &mut std::process::Child,
+    secs: &str,
+    signal: rustix::process::Signal,
+) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    while sleepers_of(secs) == 0 && start.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(sleepers_of(secs) > 0, "no `sleep {secs}` ever started");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(child.id() as i32).unwrap(),
+        signal,
+    )
+    .unwrap();
+    child.wait().unwrap()
+}
+
 /// The JSON report a run printed on stdout; fails the test with both streams when it is not
 /// JSON.
 pub fn json_report(out: &Output) -> Value {
