@@ -1,5 +1,5 @@
 //! Reports: the grading result as data, and its renderings (human, JSON, JUnit XML, Gradescope,
-//! markdown). The data model here is internal; the JSON report has its own typed model per
+//! markdown; [`html`] is the frame of the HTML pages). The data model here is internal; the JSON report has its own typed model per
 //! schema version ([`json`]).
 //!
 //! This layer knows nothing about the exercise: it renders verdicts, text differences and
@@ -7,6 +7,7 @@
 
 mod findings;
 pub mod gradescope;
+pub mod html;
 pub mod human;
 pub mod json;
 pub mod junit;
