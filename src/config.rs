@@ -66,6 +66,10 @@ pub struct ExploreConfig {
     pub points: Option<u32>,
     /// Most seconds spent shrinking in one grading.
     pub shrink_seconds: Option<f64>,
+    /// The seed of the generated traces. Default: a fresh one per grading for a student; for
+    /// an instructor, one derived from the cases, so every submission of a class meets the
+    /// same traces and a regrade repeats the grade.
+    pub seed: Option<u64>,
 }
 
 /// `[limits]`.
@@ -198,6 +202,7 @@ pub fn load_untrusted(path: &Path) -> Untrusted {
 /// build = "cargo build --release"  # optional: run once in the submission folder
 /// allow_submission_run = false     # use the submission's grader.toml `run` (when `run` is unset)
 /// allow_submission_build = false  # use the submission's grader.toml `build` (when `build` is unset)
+/// languages = ["rust", "python"]   # recognized when nothing else names the program (default: both)
 /// build_network = false            # the build step may use the network
 /// allow_read = ["/opt/toolchain"]  # extra folders the program may read
 /// jobs = 2
@@ -232,6 +237,9 @@ pub struct InstructorConfig {
     /// Whether the build step may use the network.
     #[serde(default)]
     pub build_network: bool,
+    /// The languages a submission is recognized by when neither this file nor (where allowed)
+    /// the submission names its program (None: every language the grader knows; `[]`: none).
+    pub languages: Option<Vec<crate::detect::Language>>,
     /// Extra paths the program may read.
     #[serde(default)]
     pub allow_read: Vec<PathBuf>,

@@ -1,7 +1,8 @@
 //! The isr-grader library: the parts of the grader that the binary and the tests share.
 //!
 //! - [`cli`]: command-line arguments; [`values`]: bounded setting values parsed at the edge.
-//! - [`config`], [`plan`]: the config files, resolved with the flags into one validated plan.
+//! - [`config`], [`plan`]: the config files, resolved with the flags into one validated plan;
+//!   [`detect`]: a submission's language when nothing names its program.
 //! - [`cases`]: the case corpus on disk and built in.
 //! - [`runner`]: runs untrusted programs (knows nothing about the exercise).
 //! - [`last_run`]: the last run's failing cases (`test --failed`).
@@ -14,6 +15,7 @@ pub mod cases;
 pub mod cli;
 pub mod config;
 pub mod corpus;
+pub mod detect;
 pub mod fnv;
 pub mod generate;
 pub mod grade;

@@ -429,7 +429,9 @@ impl Plan {
             }
         }
 
-        // The program: the flags, the instructor's `run`, or the submission's if allowed.
+        // The program: the flags, the instructor's `run`, the submission's if allowed, or what
+        // the submission's files say it is.
+        let mut detected_build = None;
         let sub_run = sub.as_ref().and_then(|s| s.run.clone());
         let (argv, base) = if !args.program.is_empty() {
             if sub_run.is_some() {
@@ -445,21 +447,49 @@ impl Plan {
                 ));
             }
             (run.clone(), sub_dir.clone())
-        } else if let Some(run) = sub_run.filter(|r| !r.is_empty()) {
-            if !ic.allow_submission_run {
-                return Err(PlanError::NoProgram(format!(
-                    "{} sets no `run`, and the submission's ({shown_sub}) is not used unless it says `allow_submission_run = true`",
-                    inst.path.display()
-                )));
-            }
+        } else if let Some(run) = sub_run
+            .clone()
+            .filter(|r| !r.is_empty() && ic.allow_submission_run)
+        {
             (run, sub_dir.clone())
+        } else if let Some(found) = crate::detect::detect(
+            &sub_dir,
+            ic.languages
+                .as_deref()
+                .unwrap_or(&crate::detect::Language::ALL),
+            ic.build_network,
+        ) {
+            if sub_run.is_some() {
+                notes.push(format!(
+                    "{shown_sub} sets `run`: not used (the instructor's configuration does not say `allow_submission_run = true`)"
+                ));
+            }
+            notes.push(format!(
+                "a {} submission (it has {}): run `{}`{}",
+                found.language,
+                found.evidence,
+                found.run.join(" "),
+                found
+                    .build
+                    .as_ref()
+                    .filter(|_| ic.build.is_none())
+                    .map(|b| format!(", built with `{b}`"))
+                    .unwrap_or_default()
+            ));
+            detected_build = found.build;
+            (found.run, sub_dir.clone())
+        } else if sub_run.as_ref().is_some_and(|r| !r.is_empty()) {
+            return Err(PlanError::NoProgram(format!(
+                "{} sets no `run`, and the submission's ({shown_sub}) is not used unless it says `allow_submission_run = true`",
+                inst.path.display()
+            )));
         } else {
             let why = match sub.as_ref().and_then(|s| s.unreadable.as_ref()) {
                 Some(e) => format!("the submission's config cannot be read ({e})"),
                 None => format!("{shown_sub} gives none"),
             };
             return Err(PlanError::NoProgram(format!(
-                "give one after `--`, or set `run` in {} ({why})",
+                "give one after `--`, or set `run` in {} ({why}; and the submission is neither a Cargo package nor a main.py)",
                 inst.path.display()
             )));
         };
@@ -498,9 +528,9 @@ impl Plan {
                 notes.push(format!(
                     "{shown_sub} sets `build`: ignored (the instructor's configuration does not say `allow_submission_build = true`)"
                 ));
-                None
+                detected_build
             }
-            (None, None) => None,
+            (None, None) => detected_build,
         };
         let build = command
             .filter(|_| !args.no_build)

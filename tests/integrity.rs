@@ -570,3 +570,88 @@ fn the_instructor_chooses_the_uid() {
         assert!(!status.contains("uid ") || status.contains(uid), "{status}");
     }
 }
+
+/// A class of submissions needs no `run` anywhere: a submission with a `main.py` is recognized
+/// as Python (the report says so), and grading it twice gives the same verdicts, the same
+/// exploration seed and the same recorded limits (a regrade repeats the grade).
+#[test]
+fn a_python_submission_is_recognized_and_regrades_repeat() {
+    let sub = tempfile::tempdir().unwrap();
+    for file in ["main.py", "output.py", "trace.py"] {
+        std::fs::copy(
+            root().join("student-template/python").join(file),
+            sub.path().join(file),
+        )
+        .unwrap();
+    }
+    std::fs::copy(
+        root().join("tests/fixtures/solutions/python/leader.py"),
+        sub.path().join("leader.py"),
+    )
+    .unwrap();
+    let inst = tempfile::tempdir().unwrap();
+    let icfg = inst.path().join("instructor.toml");
+    std::fs::write(
+        &icfg,
+        "[limits]\ntimeout_secs = 20.0\n[explore]\ntraces = 2\nshrink_seconds = 0\n",
+    )
+    .unwrap();
+    let grade = || {
+        let out = grader()
+            .args([
+                "test",
+                "--format",
+                "json",
+                "--filter",
+                "00*",
+                "--instructor-config",
+            ])
+            .arg(&icfg)
+            .arg("--submission")
+            .arg(sub.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+        common::json_report(&out)
+    };
+    let first = grade();
+    let notes = first["notes"].to_string();
+    assert!(
+        notes.contains("a Python submission (it has main.py): run `python3 main.py`"),
+        "{notes}"
+    );
+    assert_eq!(first["limits"]["timeout_secs"], 20.0, "{first}");
+    assert!(
+        first["cases_hash"].as_str().is_some_and(|h| h.len() == 16),
+        "{first}"
+    );
+    assert!(first["seed"].as_u64().is_some(), "{first}");
+    let second = grade();
+    let verdicts = |doc: &serde_json::Value| -> Vec<String> {
+        doc["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| format!("{} {}", c["name"], c["verdict"]))
+            .collect()
+    };
+    assert_eq!(verdicts(&first), verdicts(&second));
+    assert_eq!(first["seed"], second["seed"]);
+    assert_eq!(first["limits"], second["limits"]);
+
+    // An instructor who lists only Rust gets no program, and says why.
+    std::fs::write(&icfg, "languages = [\"rust\"]\n").unwrap();
+    let out = grader()
+        .args(["test", "--instructor-config"])
+        .arg(&icfg)
+        .arg("--submission")
+        .arg(sub.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("neither a Cargo package nor a main.py"),
+        "{}",
+        stderr_of(&out)
+    );
+}

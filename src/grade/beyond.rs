@@ -40,13 +40,18 @@ pub fn settings(args: &ExploreArgs, config: Option<&ExploreConfig>) -> Settings 
         traces: args.explore.or(c.traces).unwrap_or(explore::DEFAULT_TRACES),
         seconds: secs(args.explore_seconds.or(c.seconds), explore::DEFAULT_SECONDS).max(0.0),
         points: args.explore_points.or(c.points).unwrap_or(0),
-        seed: args.seed,
+        seed: args.seed.or(c.seed),
         shrink_seconds: secs(
             args.shrink_seconds.or(c.shrink_seconds),
             explore::DEFAULT_SHRINK_SECONDS,
         )
         .max(0.0),
     }
+}
+
+/// The exploration seed of an instructor's grading: the cases' hash as a number.
+fn seed_of_cases(cases: &[Case]) -> u64 {
+    u64::from_str_radix(&crate::grade::provenance::cases_hash(cases), 16).unwrap_or(0)
 }
 
 /// Runs everything after the corpus. The failing cases the human report shows in full are
@@ -79,7 +84,11 @@ pub fn after_corpus(
     programs.set_deadline(Some(
         Instant::now() + Duration::from_secs_f64(settings.shrink_seconds.clamp(0.0, 1e6)),
     ));
-    let seed = settings.seed.unwrap_or_else(explore::fresh_seed);
+    let seed = settings.seed.unwrap_or_else(|| match plan.trust {
+        crate::plan::Trust::Student => explore::fresh_seed(),
+        // The same traces for every submission graded against these cases, and on a regrade.
+        crate::plan::Trust::Instructor => seed_of_cases(cases),
+    });
     let exploration = (settings.traces > 0 && !interrupted.load(Ordering::SeqCst))
         .then(|| explore::explore(&programs, settings, seed));
 

@@ -1,7 +1,9 @@
 //! Exploration: after the corpus, the program runs on freshly generated traces (every scenario
 //! generator in turn, and long random mixes of varied length), each compared in-process with the
-//! reference. Each grading draws a fresh seed, printed in the report, so no two gradings see the
-//! same traces; `--seed` replays one exactly. A trace on which the program differs becomes a
+//! reference. A student's grading draws a fresh seed, printed in the report, so no two gradings
+//! see the same traces; an instructor's uses a seed derived from the cases (or `[explore] seed`),
+//! so every submission of a class meets the same traces and a regrade repeats the grade.
+//! `--seed` replays one exactly. A trace on which the program differs becomes a
 //! failing case of its own, named by generator and seed, and is shrunk.
 //!
 //! Also here: checking an exact diagnosis against the explored traces ([`confirm`]).

@@ -166,8 +166,9 @@ fn test_plan(plan: Plan) -> CmdResult {
             CaseSource::Dir(d) => d.display().to_string(),
         })
         .collect();
+    let cases_hash = provenance::cases_hash(&all);
     let mut report = Report {
-        grader_version: provenance::grader_version(&all),
+        grader_version: crate::version::with_cases(&cases_hash),
         program: plan.shown_program.clone(),
         case_sources,
         sandbox: sandbox.status.to_string(),
@@ -183,6 +184,13 @@ fn test_plan(plan: Plan) -> CmdResult {
         elapsed: Duration::ZERO,
         explored: None,
         did_not_run: None,
+        settings: report::RunSettings {
+            timeout_secs: plan.limits.timeout.as_secs_f64(),
+            memory_mib: plan.limits.memory_bytes.map(|b| b >> 20),
+            output_kib: (plan.limits.output_cap >> 10) as u64,
+            seed: None,
+            cases_hash,
+        },
     };
 
     // Build (not started once interrupted; a build the interrupt stopped is no build failure).
@@ -282,6 +290,7 @@ fn test_plan(plan: Plan) -> CmdResult {
             interrupted,
         );
         report.diagnosis = beyond.diagnosis;
+        report.settings.seed = beyond.explored.as_ref().map(|e| e.seed);
         report.explored = beyond.explored;
         report.did_not_run = beyond.did_not_run;
         if plan.output.timings {

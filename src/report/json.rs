@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{CaseReport, Report};
 
@@ -20,6 +20,17 @@ pub struct SchemaVersion1;
 impl Serialize for SchemaVersion1 {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_u32(1)
+    }
+}
+
+impl<'de> Deserialize<'de> for SchemaVersion1 {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match u32::deserialize(deserializer)? {
+            1 => Ok(SchemaVersion1),
+            other => Err(serde::de::Error::custom(format!(
+                "schema_version {other}: this grader reads version 1"
+            ))),
+        }
     }
 }
 
@@ -38,7 +49,7 @@ impl JsonSchema for SchemaVersion1 {
 }
 
 /// A document `isr-grader test --format json` prints: a report, or an error (exit 2).
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 #[schemars(title = "isr-grader JSON report, schema version 1")]
 pub enum DocumentV1 {
@@ -49,7 +60,7 @@ pub enum DocumentV1 {
 }
 
 /// The document printed when the grader could not grade (exit 2).
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ErrorV1 {
     /// Always 1.
@@ -59,7 +70,7 @@ pub struct ErrorV1 {
 }
 
 /// The grading result.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ReportV1 {
     /// Always 1.
     pub schema_version: SchemaVersion1,
@@ -88,10 +99,33 @@ pub struct ReportV1 {
     pub explored: Option<ExploreV1>,
     /// Set when the program did not run at all (every failure ends the same way).
     pub did_not_run: Option<DidNotRunV1>,
+    /// The limits every case ran under (absent from reports of graders before 0.1.0's class
+    /// work).
+    #[serde(default)]
+    pub limits: Option<LimitsV1>,
+    /// The seed of the generated traces; null when nothing was explored. `--seed` (or
+    /// `[explore] seed`) repeats them.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// The hash of the cases graded, as in `grader_version`: two reports with the same hash
+    /// graded against the same cases.
+    #[serde(default)]
+    pub cases_hash: Option<String>,
+}
+
+/// The limits each case ran under.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct LimitsV1 {
+    /// Wall-clock limit per case, in seconds.
+    pub timeout_secs: f64,
+    /// Address-space limit per case, in MiB; null: the grader's own limit.
+    pub memory_mib: Option<u64>,
+    /// Most stdout kept per case, in KiB.
+    pub output_kib: u64,
 }
 
 /// The build step.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct BuildV1 {
     /// The shell command.
     pub command: String,
@@ -102,7 +136,7 @@ pub struct BuildV1 {
 }
 
 /// Counts and points.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct SummaryV1 {
     /// Cases graded.
     pub cases: usize,
@@ -119,7 +153,7 @@ pub struct SummaryV1 {
 }
 
 /// A case's verdict.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum VerdictV1 {
     /// Output as expected, exit code 0.
@@ -143,7 +177,7 @@ pub enum VerdictV1 {
 }
 
 /// One case's result.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct CaseV1 {
     /// The case's name.
     pub name: String,
@@ -188,7 +222,7 @@ pub struct CaseV1 {
 }
 
 /// The smallest trace where the program differs.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ShrunkV1 {
     /// Commands in the shrunk trace.
     pub commands: usize,
@@ -214,7 +248,7 @@ pub struct ShrunkV1 {
 }
 
 /// A first differing line.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct FirstDiffV1 {
     /// 1-based, among the compared lines.
     pub line: usize,
@@ -225,7 +259,7 @@ pub struct FirstDiffV1 {
 }
 
 /// Two runs that disagreed.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct NondeterminismV1 {
     /// 1-based line where the runs first differ.
     pub line: usize,
@@ -238,7 +272,7 @@ pub struct NondeterminismV1 {
 }
 
 /// Exploration beyond the corpus.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ExploreV1 {
     /// The seed; `--seed` replays this exploration.
     pub seed: u64,
@@ -253,7 +287,7 @@ pub struct ExploreV1 {
 }
 
 /// The program did not run at all.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct DidNotRunV1 {
     /// The line every failing run ended with.
     pub line: String,
@@ -262,7 +296,7 @@ pub struct DidNotRunV1 {
 }
 
 /// An exact diagnosis on the corpus that an explored trace contradicts.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct BeyondCorpusV1 {
     /// The mistakes that reproduced every corpus case.
     pub mistakes: Vec<String>,
@@ -352,7 +386,7 @@ fn case_v1(c: &CaseReport) -> CaseV1 {
 }
 
 /// The input command behind a first difference.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct OriginV1 {
     /// `file:line` of the command in the case's input.
     pub location: String,
@@ -363,7 +397,7 @@ pub struct OriginV1 {
 }
 
 /// A line of stdout that is not an event.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct StrayLineV1 {
     /// Its 1-based line number in stdout.
     pub line: usize,
@@ -372,7 +406,7 @@ pub struct StrayLineV1 {
 }
 
 /// The diagnosis.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct DiagnosisV1 {
     /// Whether `mistakes` reproduces the program's output on every case (with no mistake: the
     /// failures are only `slips`).
@@ -396,7 +430,7 @@ pub struct DiagnosisV1 {
 }
 
 /// A known mistake, in words.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct MistakeV1 {
     /// The catalog id.
     pub id: String,
@@ -413,7 +447,7 @@ pub struct MistakeV1 {
 }
 
 /// A mistake set that explains some failing cases.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ClosestV1 {
     /// The catalog ids.
     pub mistakes: Vec<String>,
@@ -498,6 +532,13 @@ impl From<&Report> for ReportV1 {
                 line: d.line.clone(),
                 cause: d.cause.clone(),
             }),
+            limits: Some(LimitsV1 {
+                timeout_secs: report.settings.timeout_secs,
+                memory_mib: report.settings.memory_mib,
+                output_kib: report.settings.output_kib,
+            }),
+            seed: report.settings.seed,
+            cases_hash: Some(report.settings.cases_hash.clone()).filter(|h| !h.is_empty()),
         }
     }
 }
@@ -525,6 +566,19 @@ fn to_text(doc: &DocumentV1) -> String {
     })
 }
 
+/// Reads a JSON document this grader (schema version 1) wrote; the error says what is wrong
+/// (serde's line and column).
+pub fn parse(text: &str) -> Result<DocumentV1, serde_json::Error> {
+    // Not through the untagged enum: its error would name no field.
+    let value: serde_json::Value = serde_json::from_str(text)?;
+    SchemaVersion1::deserialize(&value["schema_version"])?;
+    if value.get("error").is_some() {
+        Ok(DocumentV1::Error(serde_json::from_value(value)?))
+    } else {
+        Ok(DocumentV1::Report(Box::new(serde_json::from_value(value)?)))
+    }
+}
+
 /// The JSON Schema of the documents (`schema/report-v1.json`).
 pub fn schema() -> String {
     let schema = schemars::schema_for!(DocumentV1);
@@ -534,6 +588,24 @@ pub fn schema() -> String {
 #[cfg(test)]
 mod tests {
     use std::path::Path;
+
+    /// A report read back is the report written: `batch` and `merge` rebuild class results
+    /// from these documents.
+    #[test]
+    fn a_document_reads_back_as_written() {
+        let doc = super::DocumentV1::Error(super::ErrorV1 {
+            schema_version: super::SchemaVersion1,
+            error: "x".into(),
+        });
+        let text = super::to_text(&doc);
+        assert!(matches!(super::parse(&text), Ok(super::DocumentV1::Error(e)) if e.error == "x"));
+        let two = text.replace("\"schema_version\": 1", "\"schema_version\": 2");
+        let err = super::parse(&two)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("reads version 1"), "{err}");
+    }
 
     /// The committed schema is the one the types give (`ISR_GRADER_BLESS_SCHEMA=1` rewrites it).
     #[test]

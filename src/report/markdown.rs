@@ -414,6 +414,7 @@ mod tests {
             elapsed: std::time::Duration::ZERO,
             explored: None,
             did_not_run: None,
+            settings: Default::default(),
         };
         let md = render(&report);
         assert!(md.starts_with("## ❌ isr-grader: build failed\n"), "{md}");

@@ -259,6 +259,24 @@ pub struct Report {
     pub explored: Option<ExploreReport>,
     /// Set when the program did not run at all (every failure ends the same way).
     pub did_not_run: Option<DidNotRun>,
+    /// The limits every case ran under, and the exploration's seed: with the grader version
+    /// and the cases' hash, what a regrade needs to repeat this one.
+    pub settings: RunSettings,
+}
+
+/// The settings a grading ran under, recorded in reports so a regrade can repeat it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunSettings {
+    /// Wall-clock limit per case, in seconds.
+    pub timeout_secs: f64,
+    /// Address-space limit per case, in MiB (None: the grader's own limit).
+    pub memory_mib: Option<u64>,
+    /// Most stdout kept per case, in KiB.
+    pub output_kib: u64,
+    /// The seed of the generated traces (None: no exploration).
+    pub seed: Option<u64>,
+    /// The hash of the cases graded (also in `grader_version`).
+    pub cases_hash: String,
 }
 
 impl Report {
