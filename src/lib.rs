@@ -8,10 +8,12 @@
 //! - [`last_run`]: the last run's failing cases (`test --failed`).
 //! - [`grade`]: the `test` and `show` commands: run, compare, diagnose, report.
 //! - [`corpus`]: the `gen`, `bless` and `audit` commands.
+//! - [`class`]: a class of submissions: `batch`, `merge`, the gradebook and the class report.
 //! - [`version`]: the version, git revision and corpus hash (recorded by `build.rs`).
 //! - [`generate`]: shell completions and man pages from the command-line definitions.
 
 pub mod cases;
+pub mod class;
 pub mod cli;
 pub mod config;
 pub mod corpus;

@@ -1,0 +1,113 @@
+//! A class: many submissions graded against one instructor's configuration, and what an
+//! instructor reads about them together.
+//!
+//! `isr-grader batch` grades each submission folder in a child `isr-grader test` (so one that
+//! hangs, crashes or fails to build never stops the others) and writes one folder per
+//! submission under the output folder; `isr-grader merge` gathers the output folders of
+//! several partial batches (`--partition K/N`). Both end the same way: [`load`] reads every
+//! submission's JSON report back, and the gradebook and the class report are built from those
+//! documents alone, so a merged result equals a single machine's.
+//!
+//! The output folder (an **API boundary**: course scripts read it):
+//!
+//! ```text
+//! OUT/
+//!   gradebook.csv                     one row per submission
+//!   class-report.html                 the class report (links into submissions/)
+//!   submissions/NAME/report.json      the JSON report (`test --format json`), or its error document
+//!   submissions/NAME/report.html      the student's own report
+//!   submissions/NAME/timelines/CASE.svg   a picture of each failing case
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use crate::report::json::{DocumentV1, ReportV1};
+
+/// The folder under the output folder that holds one folder per submission.
+pub const SUBMISSIONS: &str = "submissions";
+/// A submission's JSON report, in its folder.
+pub const REPORT_JSON: &str = "report.json";
+/// A submission's own HTML report, in its folder.
+pub const REPORT_HTML: &str = "report.html";
+/// The folder of a submission's case pictures (`CASE.svg`), in its folder.
+pub const TIMELINES: &str = "timelines";
+/// The gradebook, in the output folder.
+pub const GRADEBOOK: &str = "gradebook.csv";
+/// The class report, in the output folder.
+pub const CLASS_REPORT: &str = "class-report.html";
+
+/// One submission's result, as read back from its folder.
+#[derive(Debug)]
+pub struct Submission {
+    /// The submission's folder name (its id in the gradebook).
+    pub name: String,
+    /// Its folder under `OUT/submissions/`.
+    pub dir: PathBuf,
+    /// What grading it gave.
+    pub outcome: Outcome,
+}
+
+/// What grading a submission gave.
+#[derive(Debug)]
+pub enum Outcome {
+    /// A report (its build may still have failed: `report.build`).
+    Graded(Box<ReportV1>),
+    /// The grader could not grade it (an error document, or no readable report): why.
+    Error(String),
+}
+
+impl Submission {
+    /// The report, when it was graded.
+    pub fn report(&self) -> Option<&ReportV1> {
+        match &self.outcome {
+            Outcome::Graded(r) => Some(r),
+            Outcome::Error(_) => None,
+        }
+    }
+
+    /// The path of the student's HTML report relative to the output folder, when it exists
+    /// (for links from the class report).
+    pub fn html_link(&self) -> Option<String> {
+        self.dir
+            .join(REPORT_HTML)
+            .is_file()
+            .then(|| format!("{SUBMISSIONS}/{}/{REPORT_HTML}", self.name))
+    }
+
+    /// The picture of a failing case, when one was written.
+    pub fn timeline(&self, case: &str) -> Option<PathBuf> {
+        let path = self.dir.join(TIMELINES).join(format!("{case}.svg"));
+        path.is_file().then_some(path)
+    }
+}
+
+/// Reads back every submission under `out/submissions/`, sorted by name. A folder without a
+/// readable `report.json` is an [`Outcome::Error`] saying so, never a failure of the whole.
+pub fn load(out: &Path) -> std::io::Result<Vec<Submission>> {
+    let root = out.join(SUBMISSIONS);
+    let mut subs = Vec::new();
+    for entry in std::fs::read_dir(&root)? {
+        let entry = entry?;
+        if !entry.file_type()?.is_dir() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        subs.push(read_one(name, entry.path()));
+    }
+    subs.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(subs)
+}
+
+/// Reads one submission's folder.
+pub fn read_one(name: String, dir: PathBuf) -> Submission {
+    let path = dir.join(REPORT_JSON);
+    let outcome = match std::fs::read_to_string(&path) {
+        Err(e) => Outcome::Error(format!("{}: {e}", path.display())),
+        Ok(text) => match crate::report::json::parse(&text) {
+            Ok(DocumentV1::Report(r)) => Outcome::Graded(r),
+            Ok(DocumentV1::Error(e)) => Outcome::Error(e.error),
+            Err(e) => Outcome::Error(format!("{}: {e}", path.display())),
+        },
+    };
+    Submission { name, dir, outcome }
+}
