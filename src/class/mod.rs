@@ -21,6 +21,11 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod summary;
+
+#[cfg(test)]
+mod fixtures;
+
 use crate::report::json::{DocumentV1, ReportV1};
 
 /// The folder under the output folder that holds one folder per submission.
