@@ -21,6 +21,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod page;
 pub mod summary;
 
 #[cfg(test)]

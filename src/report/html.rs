@@ -79,6 +79,29 @@ figure.timeline { margin: 12px 0 20px; }
 figure.timeline svg { max-width: 100%; height: auto; border: 1px solid var(--line); border-radius: 6px; background: #fff; }
 figure.timeline figcaption { color: var(--muted); font-size: 13px; }
 details { margin: 6px 0; } summary { cursor: pointer; }
+/* The class report. */
+:root { --mistake: #6b2fbf; --candidate: #cdb8f0; --track: #eceff4; }
+.card.pass { border-left: 6px solid var(--pass); } .card.fail { border-left: 6px solid var(--fail); }
+.card.warn { border-left: 6px solid var(--warn); }
+.track { display: inline-flex; width: 240px; height: 14px; background: var(--track); border-radius: 3px;
+         overflow: hidden; vertical-align: middle; }
+.track .bar { height: 14px; border-radius: 0; flex: none; }
+.bar.mistake, .key.mistake { background: var(--mistake); } .bar.candidate, .key.candidate { background: var(--candidate); }
+.key { display: inline-block; width: 12px; height: 12px; border-radius: 2px; vertical-align: -1px; }
+td.big { font-size: 18px; font-weight: 700; } .nowrap { white-space: nowrap; }
+.rule { color: var(--muted); font-size: 13px; margin-top: 2px; }
+.hist { display: flex; align-items: flex-end; gap: 6px; height: 140px; max-width: 640px; margin: 8px 0 4px; }
+.hist .col { flex: 1; display: flex; flex-direction: column; justify-content: flex-end; text-align: center; }
+.hist .bar { display: block; border-radius: 3px 3px 0 0; }
+.hist .n, .hist .lbl { font-size: 11px; color: var(--muted); min-height: 16px; }
+.group { border: 1px solid var(--line); border-left: 4px solid var(--mistake); border-radius: 6px;
+         padding: 4px 16px 8px; margin: 14px 0; }
+.group h3 { margin-top: 10px; }
+ul.failing { columns: 2; margin: 4px 0; padding-left: 20px; font-size: 13px; }
+.names a { margin-right: 10px; white-space: nowrap; }
+details.inline { display: inline; }
+pre.diff { margin: 4px 0 8px; }
+figure.timeline img { max-width: 100%; height: auto; border: 1px solid var(--line); border-radius: 6px; background: #fff; }
 "#;
 
 /// A whole page: `<title>` and `<h1>` from `title`, `subtitle` as a muted line under it (both
