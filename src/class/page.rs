@@ -217,22 +217,35 @@ impl<'a> Context<'a> {
         card(
             out,
             "warn",
-            s.build_failed + s.did_not_run + s.errors,
+            s.build_failed + s.did_not_run + s.errors + s.interrupted,
             "did not get graded",
             &format!(
-                "{} build failed · {} did not run · {} grader error{}",
+                "{} build failed · {} did not run · {} grader error{}{}",
                 s.build_failed,
                 s.did_not_run,
                 s.errors,
-                if s.errors == 1 { "" } else { "s" }
+                plural(s.errors),
+                if s.interrupted > 0 {
+                    format!(" · {} interrupted", s.interrupted)
+                } else {
+                    String::new()
+                }
             ),
         );
         out.push_str("</div>\n");
         if s.interrupted > 0 {
             let _ = writeln!(
                 out,
-                "<p><span class=\"badge warn\">interrupted</span> {} gradings were interrupted: their cases not run count as failed.</p>",
-                s.interrupted
+                "<p><span class=\"badge warn\">interrupted</span> {} grading{} {} interrupted: partial, {} left out of the numbers below; regrade {}.</p>",
+                s.interrupted,
+                plural(s.interrupted),
+                if s.interrupted == 1 { "was" } else { "were" },
+                if s.interrupted == 1 {
+                    "it is"
+                } else {
+                    "they are"
+                },
+                if s.interrupted == 1 { "it" } else { "them" },
             );
         }
         if s.versions.len() > 1 {
@@ -545,10 +558,28 @@ impl<'a> Context<'a> {
 
     fn did_not_grade(&self, out: &mut String) {
         let s = self.summary;
-        if s.not_run.is_empty() && s.build_failures.is_empty() && s.grading_errors.is_empty() {
+        let interrupted: Vec<String> = s
+            .rows
+            .iter()
+            .filter(|r| r.status == Status::Interrupted)
+            .map(|r| r.name.clone())
+            .collect();
+        if s.not_run.is_empty()
+            && s.build_failures.is_empty()
+            && s.grading_errors.is_empty()
+            && interrupted.is_empty()
+        {
             return;
         }
         out.push_str("<section id=\"not-graded\">\n<h2>Not graded</h2>\n");
+        if !interrupted.is_empty() {
+            let _ = writeln!(
+                out,
+                "<h3>Interrupted ({})</h3>\n<p>The grader was stopped while grading them; regrade: {}</p>",
+                interrupted.len(),
+                self.names(&interrupted)
+            );
+        }
         if !s.not_run.is_empty() {
             let _ = writeln!(
                 out,
@@ -625,7 +656,7 @@ impl<'a> Context<'a> {
         let badge = match r.status {
             Status::Passed => "pass",
             Status::Failed => "fail",
-            Status::DidNotRun | Status::BuildFailed => "warn",
+            Status::DidNotRun | Status::BuildFailed | Status::Interrupted => "warn",
             Status::Error => "",
         };
         let verdicts: Vec<String> = r.verdicts.iter().map(|(v, n)| format!("{n} {v}")).collect();
@@ -678,14 +709,9 @@ impl<'a> Context<'a> {
         };
         let _ = writeln!(
             out,
-            "<tr id=\"sub-{i}\"><td>{}</td><td><span class=\"badge {badge}\">{}</span>{}</td><td class=\"num\">{points}</td><td class=\"num\">{cases}</td><td>{}</td><td>{diagnosis}</td></tr>",
+            "<tr id=\"sub-{i}\"><td>{}</td><td><span class=\"badge {badge}\">{}</span></td><td class=\"num\">{points}</td><td class=\"num\">{cases}</td><td>{}</td><td>{diagnosis}</td></tr>",
             self.link(&r.name),
             r.status.label(),
-            if r.interrupted {
-                " <span class=\"badge warn\">interrupted</span>"
-            } else {
-                ""
-            },
             escape(&verdicts.join(" · ")),
         );
     }
@@ -881,7 +907,7 @@ pub fn plausible_svg(text: &str) -> bool {
 mod tests {
     use std::path::Path;
 
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::super::fixtures::*;
     use super::*;
@@ -1046,6 +1072,26 @@ mod tests {
                 .contains("the page holds enough pictures")
         );
         assert_eq!(ctx.budget, 0);
+    }
+
+    #[test]
+    fn odd_classes_render() {
+        let empty = render(&[], "t");
+        for id in ["overview", "mistakes", "groups", "cases", "submissions"] {
+            assert!(empty.contains(&format!("<section id=\"{id}\">")), "{id}");
+        }
+        // More points than possible, none possible, an empty name, a case with no title.
+        let mut odd = passing();
+        odd["summary"]["points"] = json!(99);
+        let mut zero = report(Vec::new(), exact(&[]));
+        zero["summary"]["max_points"] = json!(0);
+        let mut untitled = report(with_failures(&[(0, wrong_hw("001-worked"))]), Value::Null);
+        untitled["cases"][0]["title"] = json!("");
+        let page = render(
+            &[sub("odd", &odd), sub("zero", &zero), sub("", &untitled)],
+            "",
+        );
+        assert!(page.contains("<div class=\"big\">3</div>"));
     }
 
     #[test]

@@ -33,6 +33,8 @@ pub enum Status {
     DidNotRun,
     /// Its build step failed; no case ran.
     BuildFailed,
+    /// The grader was interrupted while grading it: its results are partial (regrade it).
+    Interrupted,
     /// The grader could not grade it (an error document, or no readable report).
     Error,
 }
@@ -45,6 +47,7 @@ impl Status {
             Status::Failed => "failed",
             Status::DidNotRun => "did not run",
             Status::BuildFailed => "build failed",
+            Status::Interrupted => "interrupted",
             Status::Error => "not graded",
         }
     }
@@ -77,8 +80,6 @@ pub struct Row {
     pub name: String,
     /// What became of it.
     pub status: Status,
-    /// The grader was interrupted while grading it.
-    pub interrupted: bool,
     /// Points earned (0 when not graded).
     pub points: u32,
     /// Points possible (0 when not graded).
@@ -250,9 +251,11 @@ pub struct Summary {
     pub did_not_run: usize,
     /// Submissions the grader could not grade.
     pub errors: usize,
-    /// Submissions whose grading was interrupted.
+    /// Submissions whose grading was interrupted (partial results, left out of the numbers
+    /// about mistakes, cases and groups).
     pub interrupted: usize,
-    /// The score distribution over graded submissions with points possible.
+    /// The score distribution over graded submissions with points possible (not interrupted
+    /// ones).
     pub scores: Vec<ScoreBin>,
     /// Each grader version (with its cases hash) and how many reports it wrote, sorted.
     pub versions: Vec<(String, usize)>,
@@ -365,12 +368,13 @@ pub fn case_kind(case: &CaseV1) -> String {
 }
 
 fn status_of(report: &ReportV1) -> Status {
-    if report.build.as_ref().is_some_and(|b| !b.ok) {
+    if report.interrupted {
+        Status::Interrupted
+    } else if report.build.as_ref().is_some_and(|b| !b.ok) {
         Status::BuildFailed
     } else if report.did_not_run.is_some() {
         Status::DidNotRun
     } else if report.summary.failed == 0
-        && !report.interrupted
         && report
             .cases
             .iter()
@@ -426,7 +430,7 @@ fn score_bins(rows: &[Row]) -> Vec<ScoreBin> {
     let mut counts = [0usize; 11];
     for r in rows
         .iter()
-        .filter(|r| r.status != Status::Error && r.max_points > 0)
+        .filter(|r| !matches!(r.status, Status::Error | Status::Interrupted) && r.max_points > 0)
     {
         let pct = (u64::from(r.points) * 100 / u64::from(r.max_points)).min(100);
         let bin = if r.points >= r.max_points {
@@ -756,7 +760,7 @@ pub fn summarize(subs: &[Submission]) -> Summary {
         build_failed: count(&|r| r.status == Status::BuildFailed),
         did_not_run: count(&|r| r.status == Status::DidNotRun),
         errors: count(&|r| r.status == Status::Error),
-        interrupted: count(&|r| r.interrupted),
+        interrupted: count(&|r| r.status == Status::Interrupted),
         scores: score_bins(&rows),
         versions: versions.into_iter().collect(),
         mistakes,
@@ -780,7 +784,6 @@ fn row_of(sub: &Submission) -> Row {
         return Row {
             name: sub.name.clone(),
             status: Status::Error,
-            interrupted: false,
             points: 0,
             max_points: 0,
             passed: 0,
@@ -800,7 +803,6 @@ fn row_of(sub: &Submission) -> Row {
     Row {
         name: sub.name.clone(),
         status,
-        interrupted: report.interrupted,
         points: report.summary.points,
         max_points: report.summary.max_points,
         passed: report
@@ -1074,6 +1076,23 @@ mod tests {
                 beyond_corpus: true
             }
         );
+    }
+
+    #[test]
+    fn an_interrupted_grading_is_left_out_of_the_numbers() {
+        let mut r = report(
+            with_failures(&[
+                (1, wrong_isr("002-load")),
+                (2, case("003-stall", "not-run", None, None, None)),
+            ]),
+            Value::Null,
+        );
+        r["interrupted"] = json!(true);
+        let s = summarize(&[sub("stopped", &r), sub("ok", &passing())]);
+        assert_eq!(s.rows[1].status, Status::Interrupted);
+        assert_eq!((s.interrupted, s.failing, s.unexplained), (1, 0, 0));
+        assert!(s.groups.is_empty() && s.cases.is_empty());
+        assert_eq!(s.scores.iter().map(|b| b.count).sum::<usize>(), 1);
     }
 
     #[test]
