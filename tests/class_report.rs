@@ -2,8 +2,10 @@
 //! (`test --instructor-config … --submission … --format json` into `OUT/submissions/NAME/`),
 //! read back with `class::load`, rendered with `class::page::render`, then opened by Debian's
 //! headless Chromium: a screenshot (saved as `target/class-report.png` and
-//! `target/class-report-60.png` for a person to look at) must show the page's parts in the
-//! colours the style sheet gives them, and the DOM Chromium built must hold every section.
+//! `target/class-report-60.png` for a person to look at, beside the class folders
+//! `target/class-report/` and `target/class-report-60/` whose pages open from disk) must show the
+//! page's parts in the colours the style sheet gives them, and the DOM Chromium built must hold
+//! every section.
 //!
 //! Chromium is required: without it these tests fail and say to install it (CI does).
 
@@ -397,12 +399,13 @@ fn large_class() -> Vec<(String, String)> {
 
 #[test]
 fn a_large_class_stays_readable() {
-    let out = tempfile::tempdir().unwrap();
-    write_class(out.path(), &large_class());
-    let subs = class::load(out.path()).unwrap();
+    let out = target_dir().join("class-report-60");
+    let _ = std::fs::remove_dir_all(&out);
+    write_class(&out, &large_class());
+    let subs = class::load(&out).unwrap();
     assert_eq!(subs.len(), 60);
     let page = class::page::render(&subs, "Replication lab — 60 submissions");
-    let html = out.path().join(class::CLASS_REPORT);
+    let html = out.join(class::CLASS_REPORT);
     std::fs::write(&html, &page).unwrap();
 
     let dom = chromium_on(&html, &["--dump-dom".to_string()]);
@@ -419,6 +422,13 @@ fn a_large_class_stays_readable() {
         assert!(dom.contains(&format!("id=\"group-{n}\"")), "group {n}");
     }
     assert!(!dom.contains("id=\"group-8\""));
+    // The four alone each differ from the first group on one case, and say so.
+    assert_eq!(
+        dom.matches("Nearly <a href=\"#group-1\">group 1</a>: they differ only on")
+            .count(),
+        5,
+        "the timeout variant and the four alone"
+    );
     // 20 exact, and 5 for whom another mistake is only the closest candidate.
     let row = &dom[dom.find("id=\"mistake-caught-up-equality-only\"").unwrap()..];
     assert!(row[..row.find("</tr>").unwrap()].contains("<td class=\"num big\">20</td>"));

@@ -469,16 +469,24 @@ impl<'a> Context<'a> {
     }
 
     fn group_overview(&self, out: &mut String) {
-        out.push_str("<table class=\"overview\">\n<thead><tr><th>Group</th><th class=\"num\">Submissions</th><th class=\"num\">Failing cases</th><th>First of them</th><th>Closest known</th></tr></thead>\n<tbody>\n");
+        out.push_str("<table class=\"overview\">\n<thead><tr><th>Group</th><th class=\"num\">Submissions</th><th class=\"num\">Failing cases</th><th>First of them</th><th>Nearly</th><th>Closest known</th></tr></thead>\n<tbody>\n");
         for (i, g) in self.summary.groups.iter().enumerate() {
             let first = g
                 .failing
                 .first()
                 .map(|(c, k)| format!("<code>{}</code> ({})", program_text(c), program_text(k)))
                 .unwrap_or_default();
+            let near = g.near.as_ref().map_or_else(String::new, |n| {
+                format!(
+                    "<a href=\"#group-{m}\">group {m}</a> <span class=\"muted\">± {} case{}</span>",
+                    n.cases.len(),
+                    plural(n.cases.len()),
+                    m = n.group
+                )
+            });
             let _ = writeln!(
                 out,
-                "<tr><td><a href=\"#group-{n}\">Group {n}</a></td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{first}</td><td>{}</td></tr>",
+                "<tr><td><a href=\"#group-{n}\">Group {n}</a></td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{first}</td><td>{near}</td><td>{}</td></tr>",
                 g.members.len(),
                 g.failing.len(),
                 ids(&g.candidates),
@@ -536,6 +544,23 @@ impl<'a> Context<'a> {
                 out.push_str(&case(c));
             }
             out.push_str("</ul></details>\n");
+        }
+        if let Some(near) = &g.near {
+            let cases: Vec<String> = near
+                .cases
+                .iter()
+                .map(|c| format!("<code>{}</code>", program_text(c)))
+                .collect();
+            let _ = writeln!(
+                out,
+                "<p>Nearly <a href=\"#group-{n}\">group {n}</a>: {}.</p>",
+                if cases.is_empty() {
+                    "the same failures".to_string()
+                } else {
+                    format!("they differ only on {}", cases.join(", "))
+                },
+                n = near.group
+            );
         }
         if !g.candidates.is_empty() {
             let _ = writeln!(

@@ -191,11 +191,28 @@ pub struct Group {
     pub failing: Vec<(String, String)>,
     /// The members, sorted (the first is the representative).
     pub members: Vec<String>,
-    /// The representative's first difference on the group's first failing case.
+    /// The representative's first difference on the failing case with the smallest shrunk
+    /// trace (else the first failing case).
     pub divergence: Option<Divergence>,
     /// The representative's closest known mistakes (a hint).
     pub candidates: Vec<String>,
+    /// A group listed before this one (as large or larger) whose key differs from this one's
+    /// on at most [`NEAR_CASES`] cases, fewer than the failing cases they share: the most
+    /// similar, if any.
+    pub near: Option<Near>,
 }
+
+/// Another group whose failures are almost the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Near {
+    /// Its number (1-based).
+    pub group: usize,
+    /// The cases on which the two differ (failing in one only, or failing another way), sorted.
+    pub cases: Vec<String>,
+}
+
+/// At most this many differing cases make two groups near each other.
+pub const NEAR_CASES: usize = 3;
 
 /// A submission that did not run at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -665,12 +682,44 @@ fn groups_of(ran: &[(&Submission, &ReportV1, &Row)]) -> Vec<Group> {
                 members: members.iter().map(|&i| ran[i].0.name.clone()).collect(),
                 divergence,
                 candidates,
+                near: None,
             }
         })
         .collect();
     // Largest first; ties by key (BTreeMap order, kept by a stable sort).
     groups.sort_by_key(|g| std::cmp::Reverse(g.members.len()));
+    for i in 1..groups.len() {
+        groups[i].near = (0..i)
+            .filter_map(|j| {
+                let cases = differing_cases(&groups[i].failing, &groups[j].failing);
+                let agreeing = groups[i]
+                    .failing
+                    .iter()
+                    .filter(|f| groups[j].failing.contains(f))
+                    .count();
+                (cases.len() <= NEAR_CASES && cases.len() < agreeing).then_some(Near {
+                    group: j + 1,
+                    cases,
+                })
+            })
+            .min_by_key(|n| (n.cases.len(), n.group));
+    }
     groups
+}
+
+/// The cases two groups' keys disagree on, sorted.
+fn differing_cases(a: &[(String, String)], b: &[(String, String)]) -> Vec<String> {
+    let a: BTreeMap<&str, &str> = a.iter().map(|(c, k)| (c.as_str(), k.as_str())).collect();
+    let b: BTreeMap<&str, &str> = b.iter().map(|(c, k)| (c.as_str(), k.as_str())).collect();
+    let mut cases: Vec<String> = a
+        .keys()
+        .chain(b.keys())
+        .filter(|c| a.get(*c) != b.get(*c))
+        .map(|c| c.to_string())
+        .collect();
+    cases.sort();
+    cases.dedup();
+    cases
 }
 
 /// The class summary of `subs` (in any order).
@@ -1047,6 +1096,55 @@ mod tests {
         );
         assert_eq!(bounded_kind(&"A".repeat(KIND_CHARS + 1)), "other");
         assert_eq!(bounded_kind("exit code 3"), "exit code 3");
+    }
+
+    #[test]
+    fn a_group_names_a_near_larger_group() {
+        let three = report(
+            with_failures(&[
+                (0, wrong_hw("001-worked")),
+                (1, wrong_hw("002-load")),
+                (2, wrong_hw("003-stall")),
+            ]),
+            inexact(&[]),
+        );
+        // Two of those three: near (one case differs, two agree).
+        let two = report(
+            with_failures(&[(0, wrong_hw("001-worked")), (1, wrong_hw("002-load"))]),
+            inexact(&[]),
+        );
+        // One of them: not near (two differ, one agrees).
+        let one = report(with_failures(&[(0, wrong_hw("001-worked"))]), inexact(&[]));
+        // Other cases, another way.
+        let other = report(
+            with_failures(&[(2, wrong_isr("003-stall")), (3, wrong_isr("004-acks"))]),
+            inexact(&[]),
+        );
+        let s = summarize(&[
+            sub("a", &three),
+            sub("b", &three),
+            sub("c", &two),
+            sub("d", &other),
+            sub("e", &one),
+        ]);
+        let near = |member: &str| {
+            let g = s.groups.iter().find(|g| g.members[0] == member).unwrap();
+            g.near
+                .clone()
+                .map(|n| (s.groups[n.group - 1].members[0].clone(), n.cases))
+        };
+        assert_eq!(s.groups[0].members, ["a", "b"]);
+        assert_eq!(near("a"), None);
+        assert_eq!(
+            near("c"),
+            Some(("a".to_string(), vec!["003-stall".to_string()]))
+        );
+        assert_eq!(near("d"), None);
+        assert_eq!(near("e"), None);
+        assert_eq!(
+            differing_cases(&s.groups[0].failing, &[]),
+            ["001-worked", "002-load", "003-stall"]
+        );
     }
 
     #[test]
