@@ -75,8 +75,9 @@ struct Context<'a> {
     summary: &'a Summary,
     /// Submissions by name (the first in (name, folder) order when names repeat).
     by_name: BTreeMap<&'a str, &'a Submission>,
-    /// Each row's index by name, for in-page links.
-    row_index: BTreeMap<&'a str, usize>,
+    /// Each name's link target: its own report, else its row in the table (looked up once:
+    /// a name appears in several places).
+    hrefs: BTreeMap<&'a str, String>,
     /// Picture data still allowed on the page.
     budget: usize,
     /// Submissions that ran (the denominator of the bars).
@@ -91,16 +92,20 @@ impl<'a> Context<'a> {
         for s in sorted {
             by_name.entry(s.name.as_str()).or_insert(s);
         }
-        let row_index = summary
-            .rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.name.as_str(), i))
-            .collect();
+        let mut hrefs = BTreeMap::new();
+        for (i, r) in summary.rows.iter().enumerate() {
+            let own = by_name.get(r.name.as_str()).and_then(|s| s.html_link());
+            // The same path as `html_link`, the name percent-encoded (one path segment).
+            let href = match own {
+                Some(_) => format!("{SUBMISSIONS}/{}/{REPORT_HTML}", percent_encode(&r.name)),
+                None => format!("#sub-{i}"),
+            };
+            hrefs.entry(r.name.as_str()).or_insert(href);
+        }
         Context {
             summary,
             by_name,
-            row_index,
+            hrefs,
             budget: PICTURES_BUDGET,
             ran: summary.passing + summary.failing,
         }
@@ -108,14 +113,8 @@ impl<'a> Context<'a> {
 
     /// A link to a submission: its own report when it has one, else its row below.
     fn link(&self, name: &str) -> String {
-        let href = self
-            .by_name
-            .get(name)
-            .and_then(|s| s.html_link())
-            // The same path, the name percent-encoded (a name is one path segment).
-            .map(|_| format!("{SUBMISSIONS}/{}/{REPORT_HTML}", percent_encode(name)))
-            .unwrap_or_else(|| format!("#sub-{}", self.row_index.get(name).copied().unwrap_or(0)));
-        format!("<a href=\"{}\">{}</a>", escape(&href), program_text(name))
+        let href = self.hrefs.get(name).map_or("#submissions", String::as_str);
+        format!("<a href=\"{}\">{}</a>", escape(href), program_text(name))
     }
 
     /// Links to `names`, the first [`NAMES_SHOWN`] in the open, the rest folded.
@@ -147,7 +146,12 @@ impl<'a> Context<'a> {
         let Some(sub) = self.by_name.get(example.name.as_str()) else {
             return String::new();
         };
-        let Some(path) = sub.timeline(&example.case) else {
+        // A case name from a report on disk is one file name under `timelines/`, never a path.
+        let case = &example.case;
+        if case.is_empty() || case.starts_with('.') || case.contains(['/', '\\', '\0']) {
+            return String::new();
+        }
+        let Some(path) = sub.timeline(case) else {
             return String::new();
         };
         let caption = format!(
@@ -1076,6 +1080,30 @@ mod tests {
         let ok = dir.path().join("ok.svg");
         std::fs::write(&ok, GOOD_SVG).unwrap();
         assert_eq!(read_svg(&ok).as_deref(), Some(GOOD_SVG));
+    }
+
+    #[test]
+    fn a_case_name_never_reaches_outside_the_timelines() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = report(with_failures(&[(1, wrong_hw("002-load"))]), inexact(&[]));
+        let subs = on_disk(dir.path(), vec![sub("a", &r)]);
+        // A picture one folder up, which `../x` would name.
+        std::fs::write(subs[0].dir.join("x.svg"), GOOD_SVG).unwrap();
+        let summary = summarize(&subs);
+        let mut ctx = Context::new(&subs, &summary);
+        for case in ["../x", "..", "", "a/../../x"] {
+            let example = Example {
+                name: "a".into(),
+                case: case.into(),
+            };
+            assert_eq!(ctx.picture(&example), "", "{case}");
+        }
+        std::fs::write(subs[0].dir.join(TIMELINES).join("x.svg"), GOOD_SVG).unwrap();
+        let example = Example {
+            name: "a".into(),
+            case: "x".into(),
+        };
+        assert!(ctx.picture(&example).contains("<img"));
     }
 
     #[test]
