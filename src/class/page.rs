@@ -674,7 +674,7 @@ impl<'a> Context<'a> {
             s.rows.len(),
             plural(s.rows.len())
         );
-        out.push_str("<table class=\"subs\">\n<thead><tr><th>Submission</th><th>Status</th><th class=\"num\">Points</th><th class=\"num\">Cases passed</th><th>Failing verdicts</th><th>Diagnosis</th></tr></thead>\n<tbody>\n");
+        out.push_str("<table class=\"subs\">\n<thead><tr><th>Submission</th><th>Status</th><th class=\"num\">Points</th><th class=\"num\">Cases passed</th><th>Failing verdicts</th><th>Exact</th><th>Diagnosis</th></tr></thead>\n<tbody>\n");
         for (i, r) in s.rows.iter().enumerate() {
             self.row(out, i, r);
         }
@@ -726,6 +726,12 @@ impl<'a> Context<'a> {
                 d
             }
         };
+        // Whether the diagnosis reproduces every case (the catalog's mistakes, or slips only).
+        let exact = match r.named {
+            Named::Exact(_) | Named::SlipsOnly => "yes",
+            Named::Unexplained { .. } => "no",
+            Named::Nothing => "",
+        };
         let points = if r.status == Status::Error {
             String::new()
         } else {
@@ -738,7 +744,7 @@ impl<'a> Context<'a> {
         };
         let _ = writeln!(
             out,
-            "<tr id=\"sub-{i}\"><td>{}</td><td><span class=\"badge {badge}\">{}</span></td><td class=\"num\">{points}</td><td class=\"num\">{cases}</td><td>{}</td><td>{diagnosis}</td></tr>",
+            "<tr id=\"sub-{i}\"><td>{}</td><td><span class=\"badge {badge}\">{}</span></td><td class=\"num\">{points}</td><td class=\"num\">{cases}</td><td>{}</td><td>{exact}</td><td>{diagnosis}</td></tr>",
             self.link(&r.name),
             r.status.label(),
             escape(&verdicts.join(" · ")),
