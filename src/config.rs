@@ -209,6 +209,7 @@ pub fn load_untrusted(path: &Path) -> Untrusted {
 /// sandbox = "require"              # require | best-effort | off
 /// sandbox_uid = "65534:65534"      # who the program runs as when the grader is root
 /// show_hidden = false              # true: reports show hidden cases in full
+/// [gradescope]                     # results.json: see GradescopeConfig
 /// [explore]                        # as in grader.toml
 /// [limits]
 /// timeout_secs = 5.0
@@ -259,6 +260,36 @@ pub struct InstructorConfig {
     /// hidden case shows its shrunk trace and the mistake's name).
     #[serde(default)]
     pub show_hidden: bool,
+    /// Gradescope's `results.json`.
+    #[serde(default)]
+    pub gradescope: GradescopeConfig,
+}
+
+/// `[gradescope]` in the instructor's config: how `results.json` shows the grade.
+///
+/// ```toml
+/// [gradescope]
+/// hidden_visibility = "after_published"  # hidden | after_due_date | after_published | visible
+/// output_format = "text"                 # text | md
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GradescopeConfig {
+    /// When students see the hidden cases' tests (default `after_published`).
+    pub hidden_visibility: Option<crate::report::gradescope::Visibility>,
+    /// How every `output` is rendered (default `text`).
+    pub output_format: Option<crate::report::gradescope::TextFormat>,
+}
+
+impl GradescopeConfig {
+    /// The options for the renderer, defaults filled in.
+    pub fn options(&self) -> crate::report::gradescope::Options {
+        let d = crate::report::gradescope::Options::default();
+        crate::report::gradescope::Options {
+            hidden_visibility: self.hidden_visibility.unwrap_or(d.hidden_visibility),
+            format: self.output_format.unwrap_or(d.format),
+        }
+    }
 }
 
 /// A loaded instructor config and its folder.

@@ -55,6 +55,8 @@ pub struct Output {
     pub junit: Option<PathBuf>,
     /// A Gradescope results.json to write.
     pub gradescope: Option<PathBuf>,
+    /// How results.json shows the grade (the instructor's `[gradescope]`; defaults otherwise).
+    pub gradescope_options: crate::report::gradescope::Options,
     /// Stop starting cases after this many failures (`--max-fail`, `--fail-fast` = 1).
     pub max_fail: Option<usize>,
     /// A file to append the markdown summary to.
@@ -287,6 +289,8 @@ struct Sides<'a> {
     explore: Option<&'a config::ExploreConfig>,
     /// The instructor's `show_hidden`.
     show_hidden: bool,
+    /// The instructor's `[gradescope]`.
+    gradescope: crate::report::gradescope::Options,
 }
 
 impl Plan {
@@ -365,6 +369,7 @@ impl Plan {
             jobs: loaded.as_ref().and_then(|c| c.config.jobs),
             explore: loaded.as_ref().map(|c| &c.config.explore),
             show_hidden: false,
+            gradescope: Default::default(),
         };
         let mut plan = Self::finish(
             args,
@@ -511,6 +516,8 @@ impl Plan {
             .read_only
             .extend(ic.allow_read.iter().map(|p| absolute(&inst_dir, p)));
         sandbox.read_only.push(sub_dir.clone());
+        let folders = report_folders(args, cwd, &sandbox.read_only);
+        sandbox.hidden.extend(folders);
 
         // The build: the instructor's, or the submission's if allowed.
         let sub_build = sub.as_ref().and_then(|s| s.build.clone());
@@ -540,6 +547,7 @@ impl Plan {
             jobs: ic.jobs,
             explore: Some(&ic.explore),
             show_hidden: ic.show_hidden,
+            gradescope: ic.gradescope.options(),
         };
         Ok(Self::finish(
             args,
@@ -593,6 +601,7 @@ impl Plan {
                 timings: args.timings,
                 junit: args.junit.clone(),
                 gradescope: args.gradescope.clone(),
+                gradescope_options: sides.gradescope,
                 max_fail: if args.fail_fast {
                     Some(1)
                 } else {
@@ -665,6 +674,32 @@ fn base_policy(
         hidden,
         ..Default::default()
     }
+}
+
+/// The folders the reports are written in (Gradescope's `/autograder/results`), to hide whole
+/// in instructor mode: a hidden file that does not exist yet cannot be covered, and a program
+/// must neither forge a report before the grader writes it nor leave one beside it. A folder
+/// is left visible when it holds something the program needs (the submission, a readable
+/// path), and so is a folder at the top of the file system (`/`, `/tmp`).
+fn report_folders(args: &TestArgs, cwd: &Path, needed: &[PathBuf]) -> Vec<PathBuf> {
+    let mut folders: Vec<PathBuf> = Vec::new();
+    for file in [&args.gradescope, &args.junit, &args.summary]
+        .into_iter()
+        .flatten()
+    {
+        let Some(dir) = absolute(cwd, file).parent().map(Path::to_path_buf) else {
+            continue;
+        };
+        let deep = dir
+            .components()
+            .filter(|c| matches!(c, std::path::Component::Normal(_)))
+            .count()
+            >= 2;
+        if deep && !needed.iter().any(|n| n.starts_with(&dir)) && !folders.contains(&dir) {
+            folders.push(dir);
+        }
+    }
+    folders
 }
 
 fn build_step(command: String, dir: PathBuf, runs: &Policy, network: bool) -> BuildStep {

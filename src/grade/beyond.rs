@@ -11,7 +11,7 @@ use isr_reference::FaultSet;
 use super::explore::{self, Settings};
 use super::shrink::Programs;
 use super::{Observation, diagnosis, did_not_run, hidden, nondeterminism};
-use crate::cases::Case;
+use crate::cases::{Case, Visibility};
 use crate::cli::ExploreArgs;
 use crate::config::ExploreConfig;
 use crate::plan::Plan;
@@ -22,6 +22,9 @@ use crate::runner::Program;
 pub struct Outcome {
     /// The diagnosis (None when the program did not run).
     pub diagnosis: Option<DiagnosisReport>,
+    /// The diagnosis from the public cases alone (None without hidden cases): what Gradescope's
+    /// always-visible summary may say while hidden cases are not shown.
+    pub public_diagnosis: Option<DiagnosisReport>,
     /// Exploration (None when off or the program did not run).
     pub explored: Option<ExploreReport>,
     /// The headline when the program did not run at all.
@@ -74,6 +77,7 @@ pub fn after_corpus(
         }
         return Outcome {
             diagnosis: None,
+            public_diagnosis: None,
             explored: None,
             did_not_run: Some(d),
             runs: 0,
@@ -139,11 +143,30 @@ pub fn after_corpus(
             diagnosis::mistakes(set, cases, observations)
         });
     }
+    let public_diagnosis = cases
+        .iter()
+        .any(|c| c.meta.visibility == Visibility::Hidden)
+        .then(|| {
+            let public: Vec<usize> = (0..cases.len())
+                .filter(|&i| cases[i].meta.visibility != Visibility::Hidden)
+                .collect();
+            let p_cases: Vec<&Case> = public.iter().map(|&i| &cases[i]).collect();
+            let p_reports: Vec<CaseReport> = public.iter().map(|&i| reports[i].clone()).collect();
+            let p_obs: Vec<&Observation> = public.iter().map(|&i| &observations[i]).collect();
+            let mut d = diagnosis::diagnose(&p_cases, &p_reports, &p_obs);
+            if let Some(e) = &exploration {
+                explore::confirm(&programs, &mut d, &e.observed, |set| {
+                    diagnosis::mistakes(set, &p_cases, &p_obs)
+                });
+            }
+            d
+        });
     if !plan.show_hidden {
         hidden::redact(reports);
     }
     Outcome {
         diagnosis: Some(diagnosis),
+        public_diagnosis,
         explored: exploration.map(|e| e.report),
         did_not_run: None,
         runs: programs.runs(),

@@ -1,5 +1,7 @@
 //! From the reference's diagnosis to the report's words.
 
+use std::borrow::Borrow;
+
 use isr_reference::diagnose::{Observed, diagnose as reference_diagnose, reproduces};
 use isr_reference::{Fault, FaultSet};
 
@@ -8,12 +10,19 @@ use crate::cases::Case;
 use crate::report::{CaseReport, Closest, DiagnosisReport, Mistake};
 
 /// Names the mistake behind the failures, if a known mistake set reproduces every case.
-pub fn diagnose(cases: &[Case], reports: &[CaseReport], obs: &[Observation]) -> DiagnosisReport {
+/// Generic over borrowed cases and observations, so that a subset (the public cases) can be
+/// diagnosed without copies.
+pub fn diagnose<C: Borrow<Case>, O: Borrow<Observation>>(
+    cases: &[C],
+    reports: &[CaseReport],
+    obs: &[O],
+) -> DiagnosisReport {
     // A case "fails" for the diagnosis when its events differ from the expected ones; failures
     // that are only stray lines or an exit code are slips, named separately.
     let observed: Vec<Observed<'_>> = cases
         .iter()
         .zip(obs)
+        .map(|(c, o)| (c.borrow(), o.borrow()))
         .map(|(c, o)| Observed {
             trace: &c.trace,
             lines: o.events.as_deref(),
@@ -73,7 +82,11 @@ pub fn diagnose(cases: &[Case], reports: &[CaseReport], obs: &[Observation]) -> 
 }
 
 /// The words for every mistake of `set`.
-pub fn mistakes(set: FaultSet, cases: &[Case], obs: &[Observation]) -> Vec<Mistake> {
+pub fn mistakes<C: Borrow<Case>, O: Borrow<Observation>>(
+    set: FaultSet,
+    cases: &[C],
+    obs: &[O],
+) -> Vec<Mistake> {
     set.iter().map(|f| mistake(f, cases, obs)).collect()
 }
 
@@ -81,11 +94,12 @@ fn ids(set: FaultSet) -> Vec<String> {
     set.ids().into_iter().map(str::to_string).collect()
 }
 
-fn mistake(f: Fault, cases: &[Case], obs: &[Observation]) -> Mistake {
+fn mistake<C: Borrow<Case>, O: Borrow<Observation>>(f: Fault, cases: &[C], obs: &[O]) -> Mistake {
     let info = f.info();
     let smallest = cases
         .iter()
         .zip(obs)
+        .map(|(c, o)| (c.borrow(), o.borrow()))
         .filter(|(c, o)| !reproduces(&c.trace, FaultSet::one(f), &o.expected))
         .min_by_key(|(c, _)| c.trace.steps.len())
         .map(|(c, _)| c.name.clone());

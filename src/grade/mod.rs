@@ -177,6 +177,7 @@ fn test_plan(plan: Plan) -> CmdResult {
         build: None,
         cases: Vec::new(),
         diagnosis: None,
+        public_diagnosis: None,
         points_possible: all
             .iter()
             .fold(0u32, |sum, c| sum.saturating_add(c.meta.points)),
@@ -290,6 +291,7 @@ fn test_plan(plan: Plan) -> CmdResult {
             interrupted,
         );
         report.diagnosis = beyond.diagnosis;
+        report.public_diagnosis = beyond.public_diagnosis;
         report.settings.seed = beyond.explored.as_ref().map(|e| e.seed);
         report.explored = beyond.explored;
         report.did_not_run = beyond.did_not_run;
@@ -404,7 +406,7 @@ fn not_run(case: &Case) -> (CaseReport, Observation) {
 /// line where there is one): a case without an expected output, an expected output that is not
 /// what the reference prints for its trace (stale: a correct program would fail it), one larger
 /// than the output limit (a correct program would be stopped), points that overflow.
-fn check_cases(all: &[Case], limits: &Limits) -> Result<(), CaseError> {
+pub(crate) fn check_cases(all: &[Case], limits: &Limits) -> Result<(), CaseError> {
     let mut total: u32 = 0;
     for c in all {
         let Some(expected) = &c.expected else {
@@ -737,7 +739,7 @@ fn emit(
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     if let Some(path) = &args.gradescope {
-        let doc = report::gradescope::render(report);
+        let doc = report::gradescope::render(report, &args.gradescope_options);
         cases::write_atomic(path, format!("{doc:#}\n").as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }

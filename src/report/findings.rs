@@ -109,16 +109,12 @@ pub fn plain_text(c: &CaseReport) -> String {
     s
 }
 
-/// Exploration, "did not run" and a diagnosis contradicted beyond the corpus, in plain text
-/// (for Gradescope's overall output), starting with a line break; empty when none applies.
-pub fn plain_summary(report: &Report) -> String {
+/// Exploration and (with `beyond_corpus`) a diagnosis contradicted beyond the corpus, in plain
+/// text (for Gradescope's overall output), starting with a line break; empty when none applies.
+/// A contradicted diagnosis names mistakes found with every case, hidden ones too: leave it out
+/// where students may not learn from hidden cases.
+pub fn plain_summary_beyond(report: &Report, beyond_corpus: bool) -> String {
     let mut s = String::new();
-    if let Some(d) = &report.did_not_run {
-        s.push_str(&format!(
-            "\n\nYour program did not run: {}\n{}",
-            d.line, d.cause
-        ));
-    }
     if let Some(e) = &report.explored {
         s.push_str(&format!(
             "\n\nExploration: {} generated traces (seed {}): your program differs on {}",
@@ -132,6 +128,7 @@ pub fn plain_summary(report: &Report) -> String {
         .diagnosis
         .as_ref()
         .and_then(|d| d.beyond_corpus.as_ref())
+        .filter(|_| beyond_corpus)
     {
         s.push_str(&format!(
             "\n\nOn every corpus case your output matches {}, but not on the explored trace {}.",

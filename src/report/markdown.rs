@@ -337,7 +337,7 @@ fn code(text: &str) -> String {
 }
 
 /// Lines (each escaped by [`visible`]) as a fenced code block whose fence no line can close.
-fn fence<'a>(s: &mut String, info: &str, lines: impl Iterator<Item = &'a str> + Clone) {
+pub(super) fn fence<'a>(s: &mut String, info: &str, lines: impl Iterator<Item = &'a str> + Clone) {
     let run = lines.clone().map(longest_backtick_run).max().unwrap_or(0);
     let ticks = "`".repeat((run + 1).max(3));
     let _ = writeln!(s, "{ticks}{info}");
@@ -349,7 +349,7 @@ fn fence<'a>(s: &mut String, info: &str, lines: impl Iterator<Item = &'a str> + 
 
 /// `text` (escaped by [`visible`]) as literal markdown text: every character markdown could
 /// read as markup is backslash-escaped.
-fn text(text: &str) -> String {
+pub(super) fn text(text: &str) -> String {
     let text = visible(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -409,6 +409,7 @@ mod tests {
             }),
             cases: vec![],
             diagnosis: None,
+            public_diagnosis: None,
             points_possible: 0,
             started: None,
             elapsed: std::time::Duration::ZERO,
