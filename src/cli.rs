@@ -39,6 +39,9 @@ pub enum Command {
     /// Grade a bundled sample student (the reference leader with a known mistake) on the
     /// built-in public cases: see what a report looks like.
     Demo(DemoArgs),
+    /// Write a ready Gradescope autograder (a folder, a zip, or both) from your instructor
+    /// config file: setup.sh, run_autograder, your config and a copy of its cases.
+    Gradescope(GradescopeArgs),
     /// Act as a student's program: the reference leader, optionally with known mistakes
     /// (stdin in, stdout out). Used by `demo` and by the tests.
     #[command(hide = true)]
@@ -342,4 +345,38 @@ pub struct AuditArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `isr-grader gradescope`.
+#[derive(Debug, Args)]
+pub struct GradescopeArgs {
+    /// Your instructor config file (as for `test --instructor-config`): its cases, limits and
+    /// sandbox go into the autograder; every case is checked now, as `test` checks it.
+    #[arg(long, value_name = "FILE")]
+    pub instructor_config: PathBuf,
+    /// Write the autograder as a folder (replacing one this command wrote before).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Write the autograder as a zip to upload to Gradescope (the same bytes for the same
+    /// inputs).
+    #[arg(long, value_name = "FILE")]
+    pub zip: Option<PathBuf>,
+    /// Put this very isr-grader into the autograder (bin/isr-grader) instead of installing a
+    /// release: the most reproducible choice, and setup.sh needs no download for it. It must be
+    /// a Linux x86_64 static build (the release's x86_64-unknown-linux-musl archive) to run on
+    /// Gradescope's images.
+    #[arg(long)]
+    pub bundle_grader: bool,
+    /// The toolchains setup.sh installs, comma-separated: rust (rustup, minimal profile),
+    /// python (python3 from apt). Default: the config's `languages`, else both.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "LANG,...")]
+    pub languages: Option<Vec<crate::detect::Language>>,
+    /// The grader's repository, where setup.sh downloads the pinned release (or builds it
+    /// from): default Cargo.toml's `repository`.
+    #[arg(long, value_name = "URL")]
+    pub repo: Option<String>,
+    /// The Rust toolchain setup.sh installs for Rust submissions (and to build the grader when
+    /// no release fits).
+    #[arg(long, value_name = "VERSION", default_value = concat!(env!("CARGO_PKG_RUST_VERSION"), ".0"))]
+    pub rust_toolchain: String,
 }

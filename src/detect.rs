@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 /// A language the grader recognizes a submission by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
     /// A Cargo package at the submission's root: `cargo build --release`, then its binary.

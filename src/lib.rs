@@ -10,8 +10,10 @@
 //! - [`corpus`]: the `gen`, `bless` and `audit` commands.
 //! - [`class`]: a class of submissions: `batch`, `merge`, the gradebook and the class report.
 //! - [`version`]: the version, git revision and corpus hash (recorded by `build.rs`).
+//! - [`autograder`]: `isr-grader gradescope`, a ready Gradescope autograder.
 //! - [`generate`]: shell completions and man pages from the command-line definitions.
 
+pub mod autograder;
 pub mod cases;
 pub mod class;
 pub mod cli;

@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         Command::Bless(args) => isr_grader::corpus::bless_cmd(args),
         Command::Audit(args) => isr_grader::corpus::audit_cmd(args),
         Command::Demo(args) => isr_grader::grade::demo_cmd(args),
+        Command::Gradescope(args) => isr_grader::autograder::gradescope_cmd(args),
         Command::Leader(args) => isr_grader::grade::leader_cmd(args),
         Command::Generate(args) => isr_grader::generate::generate_cmd(args),
     };
