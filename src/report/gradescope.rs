@@ -310,3 +310,143 @@ pub fn render_error(message: &str) -> Value {
         "tests": [],
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::report::{BuildReport, CaseReport, Mistake, Verdict};
+
+    fn case(name: &str, hidden: bool, passed: bool, points: u32) -> CaseReport {
+        CaseReport {
+            name: name.into(),
+            title: "t".into(),
+            hidden,
+            verdict: if passed {
+                Verdict::Pass
+            } else {
+                Verdict::Wrong
+            },
+            points: if passed { points } else { 0 },
+            max_points: points,
+            first_diff: None,
+            origin: None,
+            diff: vec![],
+            stray_lines: vec![],
+            stray_total: 0,
+            stderr_tail: String::new(),
+            show_command: None,
+            elapsed: Duration::ZERO,
+            shrunk: None,
+            nondeterminism: None,
+        }
+    }
+
+    fn diagnosis(id: &str) -> DiagnosisReport {
+        DiagnosisReport {
+            exact: true,
+            mistakes: vec![Mistake {
+                id: id.into(),
+                title: "title".into(),
+                section: "s".into(),
+                rule: "rule".into(),
+                explanation: "e".into(),
+                smallest_case: None,
+            }],
+            alternatives: vec![],
+            closest: vec![],
+            slips: vec![],
+            beyond_corpus: None,
+            confirmed_on: 0,
+        }
+    }
+
+    fn report(cases: Vec<CaseReport>) -> Report {
+        Report {
+            grader_version: "isr-grader 0.1.0 (rev x, cases y)".into(),
+            program: "p".into(),
+            case_sources: vec![],
+            sandbox: "off".into(),
+            notes: vec![],
+            interrupted: false,
+            build: None,
+            cases,
+            diagnosis: Some(diagnosis("from-hidden")),
+            public_diagnosis: Some(DiagnosisReport {
+                mistakes: vec![],
+                ..diagnosis("none")
+            }),
+            points_possible: 0,
+            started: None,
+            elapsed: Duration::from_millis(1500),
+            explored: None,
+            did_not_run: None,
+            settings: Default::default(),
+        }
+    }
+
+    #[test]
+    fn hidden_points_keep_the_total_and_hidden_evidence_out_of_the_visible_output() {
+        let r = report(vec![
+            case("pub-1", false, true, 1),
+            case("hid-1", true, false, 5),
+        ]);
+        let doc = render(&r, &Options::default());
+        let output = doc["output"].as_str().unwrap();
+        assert_eq!(
+            output,
+            "Public cases: 1/1 passed, 1/1 points.\nHidden cases: 1 more, graded too; they are shown when the grades are published."
+        );
+        assert_eq!(doc["score"], 1);
+        assert_eq!(doc["execution_time"], 2);
+        assert_eq!(doc["extra_data"]["diagnosis"]["mistakes"][0], "from-hidden");
+        assert_eq!(doc["tests"][1]["visibility"], "after_published");
+
+        // Hidden cases shown to students, or worth nothing: the whole result is visible.
+        let visible = Options {
+            hidden_visibility: Visibility::Visible,
+            ..Options::default()
+        };
+        let doc = render(&r, &visible);
+        let output = doc["output"].as_str().unwrap();
+        assert!(
+            output.starts_with("1/2 cases passed, 1/6 points"),
+            "{output}"
+        );
+        assert!(output.contains("(from-hidden)"), "{output}");
+        assert_eq!(doc["tests"][1]["visibility"], "visible");
+        let free = report(vec![
+            case("pub-1", false, true, 1),
+            case("hid-1", true, false, 0),
+        ]);
+        assert!(!conceals_hidden(&free, &Options::default()));
+    }
+
+    #[test]
+    fn build_logs_lose_their_colours_and_md_fences_them() {
+        let mut r = report(vec![]);
+        r.diagnosis = None;
+        r.build = Some(BuildReport {
+            command: "cargo build *now*".into(),
+            ok: false,
+            output_tail: "\x1b[1m\x1b[31merror\x1b[0m: `x`\u{202e}\n```".into(),
+        });
+        let doc = render(&r, &Options::default());
+        assert_eq!(
+            doc["output"],
+            "The build failed: cargo build *now*\nNo case was run. Its last lines of output:\nerror: `x`\\u{202e}\n```"
+        );
+        let md = Options {
+            format: TextFormat::Md,
+            ..Options::default()
+        };
+        let doc = render(&r, &md);
+        assert_eq!(
+            doc["output"],
+            "The build failed: cargo build \\*now\\*\\\nNo case was run. Its last lines of output:\n\n````text\nerror: `x`\\u{202e}\n```\n````"
+        );
+        assert_eq!(doc["output_format"], "md");
+        assert_eq!(doc["test_output_format"], "md");
+    }
+}
