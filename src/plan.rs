@@ -810,6 +810,37 @@ mod tests {
     }
 
     #[test]
+    fn instructor_mode_hides_the_report_folders_unless_the_program_needs_them() {
+        let inst = tempfile::tempdir().unwrap();
+        let sub = tempfile::tempdir().unwrap();
+        let icfg = write(inst.path(), "i.toml", "run = [\"./leader\"]\n");
+        let results = inst.path().join("results");
+        let resolve = |report: &Path| {
+            let a = args(&[
+                "--instructor-config",
+                icfg.to_str().unwrap(),
+                "--submission",
+                sub.path().to_str().unwrap(),
+                "--gradescope",
+                report.to_str().unwrap(),
+            ]);
+            Plan::resolve(&a, Path::new("/")).unwrap().sandbox.hidden
+        };
+        let hidden = resolve(&results.join("results.json"));
+        assert!(hidden.contains(&results), "{hidden:?}");
+        // A report written into the submission's folder: that folder stays readable.
+        let hidden = resolve(&sub.path().join("results.json"));
+        assert!(!hidden.contains(&sub.path().to_path_buf()), "{hidden:?}");
+        assert!(
+            hidden.contains(&sub.path().join("results.json")),
+            "{hidden:?}"
+        );
+        // Never a folder at the top of the file system.
+        let hidden = resolve(Path::new("/tmp/results.json"));
+        assert!(!hidden.contains(&PathBuf::from("/tmp")), "{hidden:?}");
+    }
+
+    #[test]
     fn instructor_mode_needs_permission_for_the_submissions_run() {
         let inst = tempfile::tempdir().unwrap();
         let sub = tempfile::tempdir().unwrap();

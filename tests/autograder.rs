@@ -52,9 +52,15 @@ struct Course {
 
 impl Course {
     fn new(config_extra: &str) -> Course {
+        Course::with_sandbox("require", config_extra)
+    }
+
+    fn with_sandbox(sandbox: &str, config_extra: &str) -> Course {
+        // Not under /tmp: the sandbox gives every program a /tmp of its own, so a tree there
+        // would be out of its sight whatever else protects it; /autograder is not.
         let dir = tempfile::Builder::new()
             .prefix("isr-autograder-test-")
-            .tempdir()
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
             .unwrap();
         open_up(dir.path());
         let inst = dir.path().join("instructor");
@@ -63,7 +69,7 @@ impl Course {
         std::fs::write(
             inst.join("instructor.toml"),
             format!(
-                "cases = [\"public\", \"hidden\"]\nallow_submission_run = true\nallow_submission_build = true\nsandbox = \"require\"\n[limits]\ntimeout_secs = 5.0\n[explore]\ntraces = 0\n{config_extra}"
+                "cases = [\"public\", \"hidden\"]\nallow_submission_run = true\nallow_submission_build = true\nsandbox = \"{sandbox}\"\n[limits]\ntimeout_secs = 5.0\n[explore]\ntraces = 0\n{config_extra}"
             ),
         )
         .unwrap();
@@ -321,6 +327,35 @@ fn a_hostile_submission_gets_nothing_and_cannot_forge_results_json() {
 }
 
 #[test]
+fn the_results_folder_is_out_of_reach_even_without_landlock() {
+    // Without Landlock and with a results folder anyone may write, only the mount namespace
+    // stands between the program and /autograder/results: the folder is covered whole.
+    let course = Course::with_sandbox("best-effort", "").generated();
+    let results_dir = course.path("ag/results");
+    std::fs::create_dir_all(&results_dir).unwrap();
+    std::fs::set_permissions(&results_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let dump = results_dir.join("dump");
+    let sub = course.submission(&[(
+        "grader.toml",
+        &format!(
+            "run = [\"/usr/bin/python3\", \"attack.py\", \"fill-tmp\", {:?}]\n",
+            dump.display().to_string()
+        ),
+        false,
+    )]);
+    std::fs::copy(
+        root().join("tests/fixtures/hostile/attack.py"),
+        sub.join("attack.py"),
+    )
+    .unwrap();
+    let doc = course.run(&[("ISR_GRADER_SANDBOX_DENY", "landlock")]);
+    assert_eq!(doc["score"], 0, "{doc:#}");
+    let sandbox = doc["extra_data"]["sandbox"].as_str().unwrap();
+    assert!(sandbox.contains("missing: landlock"), "{sandbox}");
+    assert!(!dump.exists(), "the program wrote into the results folder");
+}
+
+#[test]
 fn without_a_grader_or_when_it_crashes_results_json_still_says_why() {
     let course = Course::new("");
     let source = course.path("ag/source");
@@ -488,17 +523,23 @@ fn instructor_mistakes_are_exit_2_with_file_and_line_at_generation() {
 }
 
 /// Paths, versions and times that differ from one run to the next.
-fn filters() -> Vec<(&'static str, &'static str)> {
-    vec![
-        (
-            r"\d+\.\d+\.\d+[^ ]* \(rev [0-9a-z]+, (corpus|cases) [0-9a-z]+\)",
-            "[VERSION]",
-        ),
-        (r#""cases_hash": "[0-9a-f]+""#, r#""cases_hash": "[HASH]""#),
-        (r#""execution_time": \d+"#, r#""execution_time": [SECS]"#),
-        (r#""sandbox": "[^"]*""#, r#""sandbox": "[SANDBOX]""#),
-        (r"/tmp/isr-autograder-test-[^/ ]+", "[TMP]"),
-    ]
+fn filters(course: &Course) -> Vec<(String, &'static str)> {
+    let tree = course.dir.path().display().to_string();
+    let mut filters = vec![(tree, "[TREE]")];
+    filters.extend(
+        [
+            (
+                r"\d+\.\d+\.\d+[^ ]* \(rev [0-9a-z]+, (corpus|cases) [0-9a-z]+\)",
+                "[VERSION]",
+            ),
+            (r#""cases_hash": "[0-9a-f]+""#, r#""cases_hash": "[HASH]""#),
+            (r#""execution_time": \d+"#, r#""execution_time": [SECS]"#),
+            (r#""sandbox": "[^"]*""#, r#""sandbox": "[SANDBOX]""#),
+        ]
+        .into_iter()
+        .map(|(from, to)| (from.to_string(), to)),
+    );
+    filters
 }
 
 #[test]
@@ -507,8 +548,8 @@ fn snapshots_of_run_autograder_and_a_results_json() {
     let course = Course::new("shrink_seconds = 0.0\n").generated();
     let script = std::fs::read_to_string(course.path("ag/source/run_autograder")).unwrap();
     let mut settings = insta::Settings::clone_current();
-    for (from, to) in filters() {
-        settings.add_filter(from, to);
+    for (from, to) in filters(&course) {
+        settings.add_filter(&from, to);
     }
     settings.bind(|| insta::assert_snapshot!("run_autograder", script));
     course.leader_submission("caught-up-equality-only");
