@@ -320,10 +320,37 @@ fn a_hostile_submission_gets_nothing_and_cannot_forge_results_json() {
     .unwrap();
     let doc = course.run(&[]);
     assert_eq!(doc["score"], 0, "{doc:#}");
-    // Later: nothing rewrote it.
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // A daemon that would rewrite it within 3 s of the grading.
+    std::fs::write(
+        sub.join("grader.toml"),
+        format!(
+            "run = [\"/usr/bin/python3\", \"attack.py\", \"daemon\", {:?}]\n",
+            results.display().to_string()
+        ),
+    )
+    .unwrap();
+    let doc = course.run(&[]);
+    assert_eq!(doc["score"], 0, "{doc:#}");
+    std::thread::sleep(std::time::Duration::from_millis(3500));
     let again: Value = serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
     assert_eq!(again, doc);
+    // Printing the fallback's marker does not turn the grade into the fallback document.
+    course.submission(&[
+        ("grader.toml", "run = [\"./p.sh\"]\n", false),
+        (
+            "p.sh",
+            "#!/bin/sh\necho '{\"fallback\": \"isr-grader-run_autograder-fallback\"}'\n",
+            true,
+        ),
+    ]);
+    let marked = course.run(&[]);
+    assert_eq!(tests_of(&marked).len(), 4, "{marked:#}");
+    assert!(
+        marked
+            .to_string()
+            .contains("isr-grader-run_autograder-fallback"),
+        "the program's line is in the report: {marked:#}"
+    );
 }
 
 #[test]
