@@ -133,6 +133,12 @@ pub fn gradescope_cmd(args: GradescopeArgs) -> CmdResult {
         executable: false,
     });
     if settings.bundled {
+        let exe = std::env::current_exe()?;
+        if let Some(why) = not_for_gradescope(&exe) {
+            eprintln!(
+                "isr-grader: warning: the bundled grader {why}: Gradescope's images may not run it; bundle the release's x86_64-unknown-linux-musl build (static) instead"
+            );
+        }
         entries.push(Entry {
             path: "bin/isr-grader".into(),
             content: Content::File(std::env::current_exe()?),
@@ -155,6 +161,40 @@ pub fn gradescope_cmd(args: GradescopeArgs) -> CmdResult {
         );
     }
     Ok(exit_codes::OK)
+}
+
+/// Why `exe` may not run on Gradescope's x86_64 Linux images (None: it is a static x86_64
+/// ELF executable): another architecture, or a dynamic executable (which needs the image's C
+/// library to be at least as new as the one it was linked against).
+fn not_for_gradescope(exe: &Path) -> Option<String> {
+    let bytes = std::fs::read(exe).ok()?;
+    let u16_at = |o: usize| {
+        bytes
+            .get(o..o + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    let u32_at = |o: usize| {
+        bytes
+            .get(o..o + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let u64_at = |o: usize| {
+        bytes
+            .get(o..o + 8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map(u64::from_le_bytes)
+    };
+    if !bytes.starts_with(b"\x7fELF\x02\x01") || u16_at(18) != Some(62) {
+        return Some("is not an x86_64 Linux executable".into());
+    }
+    let (phoff, size, count) = (u64_at(32)?, u16_at(54)?, u16_at(56)?);
+    let dynamic = (0..usize::from(count)).any(|i| {
+        usize::try_from(phoff)
+            .ok()
+            .and_then(|o| u32_at(o + i * usize::from(size)))
+            == Some(3) // PT_INTERP: it names a dynamic loader
+    });
+    dynamic.then(|| "is dynamically linked".into())
 }
 
 /// The limits `test` would use with this config and no flags.
@@ -613,6 +653,28 @@ mod tests {
         );
         assert_eq!(github_slug("https://gitlab.com/course/isr-grader"), None);
         assert_eq!(github_slug("https://github.com/course"), None);
+    }
+
+    #[test]
+    fn a_dynamic_or_foreign_executable_is_not_for_gradescope() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("s");
+        std::fs::write(&script, "#!/bin/sh\n").unwrap();
+        assert_eq!(
+            not_for_gradescope(&script).as_deref(),
+            Some("is not an x86_64 Linux executable")
+        );
+        // /bin/sh is a dynamic executable on every Linux distribution this runs on.
+        if cfg!(all(
+            target_os = "linux",
+            target_arch = "x86_64",
+            target_env = "gnu"
+        )) {
+            assert_eq!(
+                not_for_gradescope(Path::new("/bin/sh")).as_deref(),
+                Some("is dynamically linked")
+            );
+        }
     }
 
     #[test]
