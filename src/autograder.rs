@@ -674,6 +674,11 @@ mod tests {
                 not_for_gradescope(Path::new("/bin/sh")).as_deref(),
                 Some("is dynamically linked")
             );
+            // Debian's ldconfig is a static executable.
+            let ldconfig = Path::new("/sbin/ldconfig");
+            if ldconfig.exists() {
+                assert_eq!(not_for_gradescope(ldconfig), None);
+            }
         }
     }
 
