@@ -382,6 +382,11 @@ install_rust() {{
     if [ ! -x "$CARGO_HOME/bin/cargo" ]; then
         curl --proto '=https' --tlsv1.2 -fsSL https://sh.rustup.rs |
             sh -s -- -y --no-modify-path --profile minimal --default-toolchain "$RUST_TOOLCHAIN"
+        # Cargo keeps its lock files in CARGO_HOME, which the sandboxed build may not write:
+        # create them now.
+        warm=$(mktemp -d)
+        (cd "$warm" && cargo new -q --vcs none warm && cd warm && cargo generate-lockfile --offline)
+        rm -rf "$warm"
         # Readable by every user: the build runs as root, the programs as nobody.
         chmod -R a+rX "$RUSTUP_HOME" "$CARGO_HOME"
     fi
@@ -458,8 +463,12 @@ root=${{AUTOGRADER_ROOT:-/autograder}}
 source_dir=$root/source
 results=$root/results/results.json
 marker=isr-grader-run_autograder-fallback
-export RUSTUP_HOME=/usr/local/rustup CARGO_HOME=/usr/local/cargo
-PATH=$CARGO_HOME/bin:/usr/local/bin:$PATH
+# The Rust toolchain where setup.sh installs it (a build step finds cargo through PATH).
+if [ -d /usr/local/rustup ]; then
+    export RUSTUP_HOME=/usr/local/rustup CARGO_HOME=/usr/local/cargo
+    PATH=$CARGO_HOME/bin:$PATH
+fi
+PATH=/usr/local/bin:$PATH
 
 # A results.json of the script's own: score 0 and why (fixed text, no quoting needed).
 fallback() {{

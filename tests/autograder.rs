@@ -260,6 +260,49 @@ fn a_mistake_only_hidden_cases_show_is_named_in_extra_data_not_to_the_student() 
     );
 }
 
+/// Copies the tree `from` into `to` (without `target/`), world-readable.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    open_up(to);
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            if entry.file_name() != "target" {
+                copy_tree(&entry.path(), &dest);
+            }
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_student_templates_with_their_solutions_build_and_pass() {
+    let course = Course::new("").generated();
+    let sub = course.path("ag/submission");
+    // Rust: built in the sandbox with cargo (the build may write only the submission folder).
+    copy_tree(&root().join("student-template"), &sub);
+    std::fs::copy(
+        root().join("tests/fixtures/solutions/rust/leader.rs"),
+        sub.join("src/leader.rs"),
+    )
+    .unwrap();
+    let doc = course.run(&[]);
+    assert_eq!(doc["score"], 12, "{doc:#}");
+    assert_eq!(doc["extra_data"]["build_ok"], true, "{doc:#}");
+    // Python: the template's python/ folder as the submission.
+    std::fs::remove_dir_all(&sub).unwrap();
+    copy_tree(&root().join("student-template/python"), &sub);
+    std::fs::copy(
+        root().join("tests/fixtures/solutions/python/leader.py"),
+        sub.join("leader.py"),
+    )
+    .unwrap();
+    let doc = course.run(&[]);
+    assert_eq!(doc["score"], 12, "{doc:#}");
+}
+
 #[test]
 fn a_build_that_fails_in_colour_shows_its_log_without_escapes() {
     let course = Course::new("[gradescope]\noutput_format = \"md\"\n").generated();
