@@ -349,6 +349,7 @@ pub struct AuditArgs {
 
 /// `isr-grader gradescope`.
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("destination").required(true).multiple(true).args(["out", "zip"])))]
 pub struct GradescopeArgs {
     /// Your instructor config file (as for `test --instructor-config`): its cases, limits and
     /// sandbox go into the autograder; every case is checked now, as `test` checks it.
@@ -369,7 +370,13 @@ pub struct GradescopeArgs {
     pub bundle_grader: bool,
     /// The toolchains setup.sh installs, comma-separated: rust (rustup, minimal profile),
     /// python (python3 from apt). Default: the config's `languages`, else both.
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "LANG,...")]
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        value_name = "LANG,...",
+        hide_possible_values = true
+    )]
     pub languages: Option<Vec<crate::detect::Language>>,
     /// The grader's repository, where setup.sh downloads the pinned release (or builds it
     /// from): default Cargo.toml's `repository`.
