@@ -161,7 +161,12 @@ pub(crate) fn resolve_args(argv: &[String], base: &Path) -> Vec<String> {
             if i == 0 && a.contains('/') && !p.is_absolute() {
                 return joined(base, p).display().to_string();
             }
-            if i > 0 && !a.starts_with('-') && !p.is_absolute() && base.join(p).exists() {
+            if i > 0
+                && !a.is_empty()
+                && !a.starts_with('-')
+                && !p.is_absolute()
+                && base.join(p).exists()
+            {
                 joined(base, p).display().to_string()
             } else {
                 a.clone()
@@ -751,6 +756,22 @@ pub fn check_program(path: &Path) -> Result<(), PlanError> {
 mod tests {
     use super::*;
     use clap::Parser;
+
+    #[test]
+    fn only_arguments_naming_files_become_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("main.py"), "").unwrap();
+        let argv: Vec<String> = ["python3", "main.py", "", "--fault", "x"]
+            .map(String::from)
+            .into();
+        let resolved = resolve_args(&argv, dir.path());
+        assert_eq!(
+            resolved[1],
+            dir.path().join("main.py").display().to_string()
+        );
+        // An empty argument stays empty (it names no file, not the folder).
+        assert_eq!(&resolved[2..], ["", "--fault", "x"]);
+    }
 
     fn args(line: &[&str]) -> TestArgs {
         let mut argv = vec!["isr-grader", "test"];
