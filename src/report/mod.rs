@@ -12,6 +12,7 @@ pub mod human;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod svg;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
