@@ -2,8 +2,11 @@
 //! its verdict, its shrunk trace (a new trace of a few commands) and the diagnosis, and loses
 //! everything drawn from the hidden trace or its expected output: the first difference, the
 //! command behind it, the diff, and what the program echoed of its input (stdout lines that are
-//! not events, stderr, the lines of two disagreeing runs). `--instructor` keeps everything.
+//! not events, stderr, the lines of two disagreeing runs). Its picture is redrawn from the
+//! shrunk trace (which the student sees anyway), or dropped when there is none. `--show-hidden`
+//! keeps everything.
 
+use super::timeline;
 use crate::report::CaseReport;
 
 /// What stands in for a hidden line.
@@ -26,5 +29,77 @@ pub fn redact(reports: &mut [CaseReport]) {
             n.first = None;
             n.second = None;
         }
+        r.timeline = r
+            .shrunk
+            .as_ref()
+            .and_then(|sh| timeline::of_shrunk(&r.name, sh));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::report::{Shrunk, Verdict, svg};
+
+    fn hidden_case(shrunk: Option<Shrunk>) -> CaseReport {
+        let mut secret = svg::Timeline::new("SECRET 7777", 3, None);
+        secret.divergence = Some(svg::Divergence {
+            x: 1,
+            label: "SECRET".into(),
+            lines: vec!["7777 STATUS".into()],
+        });
+        CaseReport {
+            name: "h1".into(),
+            title: "hidden".into(),
+            hidden: true,
+            verdict: Verdict::Wrong,
+            points: 0,
+            max_points: 1,
+            first_diff: None,
+            origin: None,
+            diff: Vec::new(),
+            stray_lines: Vec::new(),
+            stray_total: 0,
+            stderr_tail: String::new(),
+            show_command: None,
+            elapsed: Duration::ZERO,
+            shrunk,
+            nondeterminism: None,
+            timeline: Some(secret),
+        }
+    }
+
+    #[test]
+    fn a_hidden_case_is_drawn_from_its_shrunk_trace_or_not_at_all() {
+        let mut none = [hidden_case(None)];
+        redact(&mut none);
+        assert!(none[0].timeline.is_none());
+        let shrunk = Shrunk {
+            commands: 2,
+            from_commands: 50,
+            runs: 9,
+            same_as: None,
+            kind: "STATUS HW".into(),
+            trace: "REPLICAS 1 2\nLAG_MAX 5\nMIN_ISR 1\n0 APPEND 1\n1 STATUS\n".into(),
+            expected: vec!["1 STATUS ISR=1,2 HW=0 LEO=1 WRITES=OK".into()],
+            actual: vec!["1 STATUS ISR=1,2 HW=1 LEO=1 WRITES=OK".into()],
+            first_diff: None,
+            explanation: Vec::new(),
+        };
+        let mut some = [hidden_case(Some(shrunk))];
+        redact(&mut some);
+        let t = some[0]
+            .timeline
+            .as_ref()
+            .expect("a picture of the shrunk trace");
+        assert_eq!(t.len, 2);
+        let svg = svg::render(t);
+        assert!(!svg.contains("SECRET") && !svg.contains("7777"));
+        assert!(
+            svg.contains("HW=1"),
+            "the shrunk trace's difference is drawn"
+        );
     }
 }

@@ -17,6 +17,7 @@ pub mod nondeterminism;
 pub mod provenance;
 pub mod shrink;
 pub mod shrink_cmd;
+pub mod timeline;
 
 use std::ffi::OsString;
 use std::io::Write as _;
@@ -390,6 +391,7 @@ fn not_run(case: &Case) -> (CaseReport, Observation) {
         elapsed: Duration::ZERO,
         shrunk: None,
         nondeterminism: None,
+        timeline: None,
     };
     (
         report,
@@ -646,6 +648,14 @@ pub fn judge(case: &Case, run: &RunOutcome) -> (CaseReport, Observation) {
         None => Vec::new(),
     };
     let max_points = case.meta.points;
+    // The picture of a failing case, drawn while its output is at hand (bounded).
+    let timeline = (!verdict.passed()).then(|| {
+        timeline::build(
+            &format!("{} — {}", case.name, case.meta.title),
+            &case.trace,
+            &stdout,
+        )
+    });
     let report = CaseReport {
         name: case.name.clone(),
         title: case.meta.title.clone(),
@@ -667,6 +677,7 @@ pub fn judge(case: &Case, run: &RunOutcome) -> (CaseReport, Observation) {
         elapsed: run.elapsed,
         shrunk: None,
         nondeterminism: None,
+        timeline,
     };
     (
         report,

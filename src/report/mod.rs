@@ -166,6 +166,9 @@ pub struct CaseReport {
     pub shrunk: Option<Shrunk>,
     /// When two runs on this input differed.
     pub nondeterminism: Option<Nondeterminism>,
+    /// The picture of a failing case (None for passing cases, cases not run, and hidden cases
+    /// without a shrunk trace in a student's report).
+    pub timeline: Option<svg::Timeline>,
 }
 
 /// A known mistake named by the diagnosis, in words.
