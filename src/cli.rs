@@ -187,6 +187,14 @@ pub struct TestArgs {
     /// "$GITHUB_STEP_SUMMARY".
     #[arg(long, value_name = "FILE")]
     pub summary: Option<PathBuf>,
+    /// Also write the HTML report to FILE: one self-contained page to open in a browser, with
+    /// a picture of each failing case (its replicas' LEOs, the HW, the ISR and your output
+    /// against the expected one).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Also write the picture of each failing case to DIR/CASE.svg (DIR is created).
+    #[arg(long, value_name = "DIR")]
+    pub timelines: Option<PathBuf>,
     /// How strictly the program is sandboxed: `require` refuses to grade when a protection is
     /// missing (use it to grade a class), `best-effort` uses what the machine allows and says
     /// what is missing, `off` runs the program with process groups and limits only.

@@ -61,6 +61,10 @@ pub struct Output {
     pub max_fail: Option<usize>,
     /// A file to append the markdown summary to.
     pub summary: Option<PathBuf>,
+    /// The HTML report to write.
+    pub html: Option<PathBuf>,
+    /// A folder to write each failing case's picture to, as `CASE.svg`.
+    pub timelines: Option<PathBuf>,
 }
 
 /// Everything `test` does, decided.
@@ -614,6 +618,8 @@ impl Plan {
                         .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
                 },
                 summary: args.summary.clone(),
+                html: args.html.clone(),
+                timelines: args.timelines.clone(),
             },
             notes,
             last_run: None,
@@ -665,6 +671,8 @@ fn base_policy(
     hidden.extend(args.junit.iter().cloned());
     hidden.extend(args.gradescope.iter().cloned());
     hidden.extend(args.summary.iter().cloned());
+    hidden.extend(args.html.iter().cloned());
+    hidden.extend(args.timelines.iter().cloned());
     let mode = args
         .sandbox
         .or(inst.and_then(|i| i.sandbox))

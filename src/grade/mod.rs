@@ -56,6 +56,7 @@ pub fn test_cmd(args: TestArgs) -> CmdResult {
     let gradescope = args.gradescope.clone();
     let json = args.format == Format::Json;
     let summary = args.summary.clone();
+    let html = args.html.clone();
     // From the start: an interrupt while the plan is resolved still gets every report.
     let result = (|| -> CmdResult {
         interrupt_flag()?;
@@ -73,6 +74,12 @@ pub fn test_cmd(args: TestArgs) -> CmdResult {
         // A document on stdout also when the grader could not grade: the caller parses stdout.
         let doc = report::json::render_error(&e.to_string());
         let _ = writeln!(std::io::stdout().lock(), "{doc}");
+    }
+    if let (Err(e), Some(path)) = (&result, &html) {
+        let _ = cases::write_atomic(
+            path,
+            report::html_report::render_error(&e.to_string()).as_bytes(),
+        );
     }
     if let (Err(e), Some(path)) = (&result, &summary) {
         let _ = append(
@@ -754,6 +761,14 @@ fn emit(
         cases::write_atomic(path, format!("{doc:#}\n").as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
+    if let Some(path) = &args.html {
+        cases::write_atomic(path, report::html_report::render(report).as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    if let Some(dir) = &args.timelines {
+        write_timelines(dir, &report.cases)
+            .map_err(|e| format!("cannot write the pictures into {}: {e}", dir.display()))?;
+    }
     if let Some(path) = &args.summary {
         append(path, report::markdown::render(report).as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -777,6 +792,21 @@ fn emit(
         Format::Markdown => {
             let mut out = std::io::stdout().lock();
             write!(out, "{}", report::markdown::render(report))?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes each case's picture as `DIR/<case name>.svg` (each atomically; `DIR` is created).
+/// Only the pictures of this run's failing cases are written; nothing else in `DIR` is touched.
+fn write_timelines(dir: &Path, cases: &[CaseReport]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for c in cases {
+        if let Some(t) = &c.timeline {
+            cases::write_atomic(
+                &dir.join(format!("{}.svg", c.name)),
+                report::svg::render(t).as_bytes(),
+            )?;
         }
     }
     Ok(())

@@ -1,6 +1,7 @@
 //! Reports: the grading result as data, and its renderings (human, JSON, JUnit XML, Gradescope,
-//! markdown; [`html`] is the frame of the HTML pages). The data model here is internal; the JSON report has its own typed model per
-//! schema version ([`json`]).
+//! markdown, the student's HTML page [`html_report`]; [`html`] is the frame of the HTML pages,
+//! [`svg`] the timeline picture of a failing case). The data model here is internal; the JSON
+//! report has its own typed model per schema version ([`json`]).
 //!
 //! This layer knows nothing about the exercise: it renders verdicts, text differences and
 //! diagnoses that the grading layer has already put into words.
@@ -8,6 +9,7 @@
 mod findings;
 pub mod gradescope;
 pub mod html;
+pub mod html_report;
 pub mod human;
 pub mod json;
 pub mod junit;

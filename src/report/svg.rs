@@ -560,6 +560,16 @@ fn time_at(t: &Timeline, x: u64) -> Option<String> {
     Some(format!("{approx}{}", grouped(v)))
 }
 
+/// The SVG namespace declaration a standalone file needs (an `<svg>` inside HTML gets it
+/// from the parser).
+const XMLNS: &str = " xmlns=\"http://www.w3.org/2000/svg\"";
+
+/// [`render`] for inlining into an HTML page: without the namespace declaration, so that the
+/// page names no URL at all.
+pub fn render_inline(t: &Timeline) -> String {
+    render(t).replacen(XMLNS, "", 1)
+}
+
 /// Renders the timeline as a standalone SVG document (an `<svg>` element with `viewBox`,
 /// `<title>` and a legend). Never panics, whatever the timeline holds.
 pub fn render(t: &Timeline) -> String {
@@ -590,7 +600,7 @@ pub fn render(t: &Timeline) -> String {
     let mut s = String::with_capacity(32 * 1024);
     let _ = write!(
         s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" \
+        "<svg{XMLNS} viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" \
          font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif\" font-size=\"12\" \
          role=\"img\" aria-label=\"{}\">\n<title>{}</title>\n",
         n(WIDTH),
@@ -1284,12 +1294,7 @@ mod tests {
                 .any(|p| p.x == 5_030 && p.lo == 5_030 && p.hi == 5_030)
         );
         assert_eq!(t.bands[0].expected[0].state, State::Mixed);
-        assert!(
-            t.events[0]
-                .events
-                .iter()
-                .any(|e| e.differs && e.x == 7_000)
-        );
+        assert!(t.events[0].events.iter().any(|e| e.differs && e.x == 7_000));
         let svg = render(&t);
         well_formed(&svg);
         assert!(svg.len() < 200_000, "{} bytes", svg.len());
