@@ -677,7 +677,9 @@ fn legend(t: &Timeline) -> Vec<String> {
                 colour(k)
             ),
             SeriesStyle::Reference => {
-                format!("<path d=\"M0 0h18\" stroke=\"{FG}\" stroke-width=\"3\"/>")
+                format!(
+                    "<path d=\"M0 0h18\" stroke=\"{FG}\" stroke-width=\"7\" stroke-opacity=\"0.3\"/>"
+                )
             }
             SeriesStyle::Actual => format!(
                 "<path d=\"M0 0h18\" stroke=\"{YOURS}\" stroke-width=\"2\" stroke-dasharray=\"4 3\"/><circle cx=\"9\" cy=\"0\" r=\"2.5\" fill=\"{YOURS}\"/>"
@@ -882,11 +884,12 @@ fn panel(
         n(chart_top + 12.0),
         text(&t.y_name)
     );
-    // Series: members first, the reference above them, the program's on top.
+    // Series: the reference first, as a wide translucent band that the members' thin lines
+    // stay visible in, then the members, the program's on top.
     let mut order: Vec<usize> = (0..t.series.len()).collect();
     order.sort_by_key(|&i| match t.series[i].style {
-        SeriesStyle::Member(_) => 0,
-        SeriesStyle::Reference => 1,
+        SeriesStyle::Reference => 0,
+        SeriesStyle::Member(_) => 1,
         SeriesStyle::Actual => 2,
     });
     let room_for_dots = p.b - p.a <= 200;
@@ -906,7 +909,7 @@ fn panel(
         let yv = |v: u64| yv(v) + shift;
         let (stroke, width, dash) = match se.style {
             SeriesStyle::Member(k) => (colour(k), "2", ""),
-            SeriesStyle::Reference => (FG, "3", ""),
+            SeriesStyle::Reference => (FG, "7", " stroke-opacity=\"0.3\""),
             SeriesStyle::Actual => (YOURS, "2", " stroke-dasharray=\"5 3\""),
         };
         let mut d = String::new();
@@ -1040,6 +1043,7 @@ fn panel(
         }
         let colw = PLOT / p.cols as f64;
         let big = colw >= 8.0;
+        let mut ticks_d = [String::new(), String::new(), String::new()];
         for (j, slot) in per_col.iter().enumerate() {
             let Some((shape, differs, _)) = *slot else {
                 continue;
@@ -1055,12 +1059,19 @@ fn panel(
             if big {
                 marker(s, shape, cx, y0 + ROW / 2.0, fill, true);
             } else {
+                // Ticks, one path per colour.
+                let k = [YOURS, FG, MUTED]
+                    .iter()
+                    .position(|c| *c == fill)
+                    .unwrap_or(2);
+                let _ = write!(ticks_d[k], "M{} {}v{}", n(cx), n(y0 + 3.0), n(ROW - 6.0));
+            }
+        }
+        for (d, colour) in ticks_d.iter().zip([YOURS, FG, MUTED]) {
+            if !d.is_empty() {
                 let _ = write!(
                     s,
-                    "<path d=\"M{} {}v{}\" stroke=\"{fill}\" stroke-width=\"{}\"/>",
-                    n(cx),
-                    n(y0 + 3.0),
-                    n(ROW - 6.0),
+                    "<path d=\"{d}\" stroke=\"{colour}\" stroke-width=\"{}\"/>",
                     n(colw.clamp(1.0, 2.0) * 0.6)
                 );
             }
@@ -1131,22 +1142,30 @@ fn panel(
             text(&format!("time ({})", t.time_unit))
         }
     );
-    // The divergence, across the chart, the bands and the events.
+    // The divergence, across the chart, the bands and the events; its label above the chart,
+    // clear of the data and of the panel's title.
     if let Some(d) = t.divergence.as_ref().filter(|d| d.x >= p.a && d.x < p.b) {
         let cx = p.mid(d.x);
         let right = cx > LEFT + PLOT * 0.6;
+        let (lx, anchor) = if right {
+            (cx - 8.0, "end")
+        } else {
+            (
+                (cx + 8.0).max(12.0 + 7.0 * title.chars().count() as f64 + 16.0),
+                "start",
+            )
+        };
         let _ = writeln!(
             s,
             "<path d=\"M{} {}V{}\" stroke=\"{FAIL}\" stroke-width=\"2.5\"/><path d=\"M{} {}l-5 -7h10z\" fill=\"{FAIL}\"/>\
-             <text x=\"{}\" y=\"{}\" text-anchor=\"{}\" font-weight=\"600\" fill=\"{FAIL}\" stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">{}</text>",
+             <text x=\"{}\" y=\"{}\" text-anchor=\"{anchor}\" font-weight=\"600\" fill=\"{FAIL}\">{}</text>",
             n(cx),
             n(chart_top),
             n(axis_y),
             n(cx),
             n(chart_top),
-            n(if right { cx - 8.0 } else { cx + 8.0 }),
-            n(chart_top + 14.0),
-            if right { "end" } else { "start" },
+            n(lx),
+            n(top + 14.0),
             text(&d.label)
         );
     }
@@ -1162,6 +1181,8 @@ fn rects(
     y: f64,
     h: f64,
 ) {
+    // One path of rectangles (a short `d` per run, not an element each).
+    let mut d = String::new();
     let mut j = 0;
     while j < cols.len() {
         if !pick(cols[j]) {
@@ -1173,14 +1194,11 @@ fn rects(
             j += 1;
         }
         let (x0, x1) = (p.px(start as u64), p.px(j as u64));
-        let _ = write!(
-            s,
-            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
-            n(x0),
-            n(y),
-            n((x1 - x0).max(1.0)),
-            n(h)
-        );
+        let w = n((x1 - x0).max(1.0));
+        let _ = write!(d, "M{} {}h{w}v{}h-{w}z", n(x0), n(y), n(h));
+    }
+    if !d.is_empty() {
+        let _ = write!(s, "<path d=\"{d}\"/>");
     }
 }
 
