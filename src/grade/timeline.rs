@@ -384,6 +384,32 @@ mod tests {
         insta::assert_snapshot!("timeline_worked_trace", svg);
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Whatever a program prints (lines out of order, unknown ids, huge numbers, no time,
+        /// garbage), the builder neither panics nor draws something that is not XML.
+        #[test]
+        fn any_output_gives_a_picture(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "[0-9]{1,4} STATUS ISR=[0-9,]{0,12} HW=[0-9]{1,3} LEO=[0-9]{1,3} WRITES=OK",
+                    "[0-9]{1,25} (ACK|NOT_ENOUGH_REPLICAS|status|STATUS) [0-9a-z=,]{0,10}",
+                    ".{0,30}",
+                ],
+                0..40,
+            ),
+            empty in proptest::prelude::any::<bool>(),
+        ) {
+            let t = if empty {
+                Trace::parse("empty", "REPLICAS 1\nLAG_MAX 0\nMIN_ISR 1\n").unwrap()
+            } else {
+                worked()
+            };
+            let tl = build("any", &t, &lines.join("\n"));
+            proptest::prop_assert!(roxmltree::Document::parse(&svg::render(&tl)).is_ok());
+        }
+    }
+
     /// A trace of `n` commands under constant load, with a follower that stalls for a while.
     fn long_trace(n: usize) -> Trace {
         let mut text = String::from("REPLICAS 1 2 3\nLAG_MAX 300\nMIN_ISR 2\n");
