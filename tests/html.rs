@@ -36,7 +36,8 @@ fn html_report_and_pictures_are_written_for_a_mistaken_program() {
     let pictures = dir.path().join("timelines");
     let json_html = dir.path().join("json-mode.html");
     let out = grader()
-        .args(["test", "--explore", "0", "--shrink-seconds", "600", "--html"])
+        .args(["test", "--explore", "0", "--shrink-seconds", "600"])
+        .arg("--html")
         .arg(&html)
         .arg("--timelines")
         .arg(&pictures)
