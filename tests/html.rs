@@ -1,6 +1,7 @@
 //! The student's HTML report (`test --html FILE`) and the case pictures (`test --timelines
 //! DIR`), written by the built grader for a mistaken program: what they hold, that they load
-//! nothing from outside, and that a hidden case's picture comes from nothing hidden.
+//! nothing from outside, that a hidden case's picture comes from nothing hidden, and that a
+//! real browser (headless Chromium) reads and draws the picture.
 
 use std::path::Path;
 
@@ -243,4 +244,133 @@ fn html_report_snapshot() {
         "<tr><th>sandbox</th><td>[redacted]</td></tr>",
     );
     settings.bind(|| insta::assert_snapshot!("html_wrong_worked_trace", page));
+}
+
+/// Headless Chromium, if installed (`.ci/run` installs it; without it the test is skipped, or
+/// fails when `CI` is set).
+fn chromium() -> Option<&'static str> {
+    let found = ["chromium", "chromium-browser"].into_iter().find(|name| {
+        std::process::Command::new(name)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "no chromium: `.ci/run` installs it"
+        );
+        eprintln!("SKIPPED: no chromium (apt-get install chromium; .ci/run does)");
+    }
+    found
+}
+
+/// Pixels of a PNG close to each colour (decoded with Python's zlib: no image crate needed).
+fn pixels_near(png: &Path, colours: &[(u8, u8, u8)]) -> Vec<usize> {
+    const DECODE: &str = r#"
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+pos, idat = 8, b""
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if kind == b"IHDR":
+        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + n
+assert depth == 8 and ctype in (2, 6), (depth, ctype)
+bpp = 3 if ctype == 2 else 4
+raw, stride = zlib.decompress(idat), w * bpp
+prev, rows, i = bytearray(stride), [], 0
+for _ in range(h):
+    f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
+    i += 1 + stride
+    for x in range(stride):
+        a = line[x - bpp] if x >= bpp else 0
+        b, c = prev[x], (prev[x - bpp] if x >= bpp else 0)
+        if f == 1: line[x] = (line[x] + a) & 255
+        elif f == 2: line[x] = (line[x] + b) & 255
+        elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    rows.append(line)
+    prev = line
+want = [tuple(int(v) for v in c.split(",")) for c in sys.argv[2:]]
+counts = [0] * len(want)
+for line in rows:
+    for x in range(0, stride, bpp):
+        px = line[x:x + 3]
+        for k, c in enumerate(want):
+            if all(abs(px[j] - c[j]) <= 12 for j in range(3)):
+                counts[k] += 1
+print(" ".join(map(str, counts)))
+"#;
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(DECODE)
+        .arg(png)
+        .args(colours.iter().map(|(r, g, b)| format!("{r},{g},{b}")))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn the_html_report_renders_in_a_browser() {
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("report.html");
+    let out = grader()
+        .args([
+            "test",
+            "--filter",
+            "030-constant-load",
+            "--explore",
+            "0",
+            "--html",
+        ])
+        .arg(&html)
+        .arg("--")
+        .args(leader("caught-up-equality-only"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let url = format!("file://{}", html.display());
+    let profile = format!("--user-data-dir={}", dir.path().join("profile").display());
+    let headless = |extra: &[String]| {
+        let out = std::process::Command::new(browser)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+            ])
+            .arg(&profile)
+            .args(extra)
+            .arg(&url)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        out
+    };
+    // The browser reads the picture as an SVG element inside the figure.
+    let dom = String::from_utf8_lossy(&headless(&["--dump-dom".into()]).stdout).into_owned();
+    assert!(dom.contains("<figure class=\"timeline\" id=\"case-030-constant-load\">\n<svg"));
+    // And draws it: the divergence's red, your vermillion, the leader's blue are on screen.
+    let png = dir.path().join("report.png");
+    headless(&[
+        format!("--screenshot={}", png.display()),
+        "--window-size=1200,1800".into(),
+    ]);
+    let counts = pixels_near(&png, &[(198, 40, 40), (213, 94, 0), (0, 114, 178)]);
+    assert!(counts.iter().all(|&n| n > 200), "{counts:?}");
 }
