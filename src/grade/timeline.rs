@@ -15,6 +15,10 @@ use super::compare;
 use crate::report::Shrunk;
 use crate::report::svg::{self, Divergence, SeriesStyle, Shape, Side, State, Timeline};
 
+/// Replicas drawn (the first ones of the replica list; the exercise's traces have at most 7):
+/// a picture with hundreds of lines and bands would be neither readable nor small.
+const MAX_REPLICAS: usize = 10;
+
 /// Commands before and after the first difference kept at full resolution (the zoom).
 const BEFORE: u64 = 40;
 const AFTER: u64 = 20;
@@ -122,7 +126,7 @@ fn first_difference(trace: &Trace, stdout: &str) -> Option<First> {
         }
     }
     let extra = program.next()?;
-    let x = step_of(&trace.steps, &read_line(extra, &trace.config.replicas), 0);
+    let x = step_of(&trace.steps, &read_line(extra, &[]), 0);
     Some(First {
         line: k,
         x,
@@ -153,14 +157,21 @@ pub fn build(title: &str, trace: &Trace, stdout: &str) -> Timeline {
             replicas[i].to_string()
         }
     };
-    let leos: Vec<usize> = (0..replicas.len())
+    // Only the first replicas are drawn, and only they are looked up in the program's lines.
+    let drawn = &replicas[..replicas.len().min(MAX_REPLICAS)];
+    if drawn.len() < replicas.len() {
+        tl.note = Some(format!(
+            "The first {} of {} replicas are drawn.",
+            drawn.len(),
+            replicas.len()
+        ));
+    }
+    let leos: Vec<usize> = (0..drawn.len())
         .map(|i| tl.add_series(&format!("LEO of {}", name(i)), SeriesStyle::Member(i)))
         .collect();
     let hw = tl.add_series("HW (expected)", SeriesStyle::Reference);
     let your_hw = tl.add_series("HW (yours, from STATUS)", SeriesStyle::Actual);
-    let bands: Vec<usize> = (0..replicas.len())
-        .map(|i| tl.add_band(&name(i), i))
-        .collect();
+    let bands: Vec<usize> = (0..drawn.len()).map(|i| tl.add_band(&name(i), i)).collect();
     let expected_row = tl.add_events("expected output", Side::Expected);
     let your_row = tl.add_events("your output", Side::Actual);
 
@@ -171,14 +182,14 @@ pub fn build(title: &str, trace: &Trace, stdout: &str) -> Timeline {
     let mut out = Vec::new();
     // Expected membership after the command being read (what a program's STATUS is checked
     // against).
-    let mut member = vec![true; replicas.len()];
+    let mut member = vec![true; drawn.len()];
     let mut yours = |tl: &mut Timeline,
                      text: &str,
                      expected: Option<(usize, &str)>,
                      member: &[bool],
                      cursor: &mut usize| {
-        let line = read_line(text, replicas);
-        let exp = expected.map(|(x, e)| (x, read_line(e, replicas)));
+        let line = read_line(text, drawn);
+        let exp = expected.map(|(x, e)| (x, read_line(e, drawn)));
         let x = match &exp {
             Some((x, e)) if e.t == line.t && line.t.is_some() => *x,
             Some((x, _)) if line.t.is_none() => *x,
@@ -222,20 +233,20 @@ pub fn build(title: &str, trace: &Trace, stdout: &str) -> Timeline {
         let xu = x as u64;
         tl.push_time(xu, step.t);
         tl.push_value(leos[0], xu, leader.leo());
-        for (i, id) in replicas.iter().enumerate().skip(1) {
+        for (i, id) in drawn.iter().enumerate().skip(1) {
             let leo = leader.follower(*id).map_or(0, |f| f.leo);
             tl.push_value(leos[i], xu, leo);
         }
         tl.push_value(hw, xu, leader.hw());
         let isr = leader.isr();
-        for (i, id) in replicas.iter().enumerate() {
+        for (i, id) in drawn.iter().enumerate() {
             member[i] = isr.contains(id);
             let state = if member[i] { State::In } else { State::Out };
             tl.push_band(bands[i], Side::Expected, xu, state);
         }
         for e in String::from_utf8_lossy(&out).lines() {
             let a = program.next();
-            tl.push_event(expected_row, xu, read_line(e, replicas).shape, a != Some(e));
+            tl.push_event(expected_row, xu, read_line(e, drawn).shape, a != Some(e));
             if let Some(a) = a {
                 yours(&mut tl, a, Some((x, e)), &member, &mut cursor);
             }
@@ -382,6 +393,23 @@ mod tests {
         ));
         roxmltree::Document::parse(&svg).unwrap();
         insta::assert_snapshot!("timeline_worked_trace", svg);
+    }
+
+    #[test]
+    fn only_the_first_replicas_are_drawn() {
+        let ids: Vec<String> = (1..=30).map(|i| i.to_string()).collect();
+        let text = format!(
+            "REPLICAS {}\nLAG_MAX 5\nMIN_ISR 1\n0 APPEND 2\n1 FETCH 30 2\n2 STATUS\n",
+            ids.join(" ")
+        );
+        let t = Trace::parse("many", &text).unwrap();
+        let tl = build("many", &t, "2 STATUS ISR=1,30 HW=2 LEO=2 WRITES=OK\n");
+        assert_eq!(tl.bands.len(), MAX_REPLICAS);
+        assert_eq!(tl.series.len(), MAX_REPLICAS + 2);
+        assert_eq!(
+            tl.note.as_deref(),
+            Some("The first 10 of 30 replicas are drawn.")
+        );
     }
 
     proptest::proptest! {
