@@ -564,8 +564,9 @@ pub(crate) fn cut(line: &str) -> std::borrow::Cow<'_, str> {
 /// its output (no allocation per line), at most the expected count plus [`EXTRA_LINES`] are
 /// kept for comparing, at most [`MAX_STRAY_LINES`] stray lines (all counted), lines cut to
 /// [`MAX_LINE_BYTES`] (stderr's too: its tail is at most 8 KiB), a diff of at most 40 lines
-/// around the first difference, and event lines for the diagnosis only while they stay within
-/// a few times the expected output.
+/// around the first difference, event lines for the diagnosis only while they stay within
+/// a few times the expected output, and for a failing case its picture ([`timeline`]: a few
+/// hundred cells per row whatever the trace's length).
 pub fn judge(case: &Case, run: &RunOutcome) -> (CaseReport, Observation) {
     let expected_text = case.expected.as_deref().unwrap_or("");
     let expected: Vec<String> = compare::normalize(expected_text)
