@@ -23,6 +23,15 @@ const MAX_REPLICAS: usize = 10;
 const BEFORE: u64 = 40;
 const AFTER: u64 = 20;
 
+/// The commands kept at full resolution around the first difference at `x`: [`BEFORE`]
+/// before it and [`AFTER`] after, the window slid inside `0..len` when it meets an end (so an
+/// early difference still gets a window of the same width).
+fn window(x: u64, len: u64) -> (u64, u64) {
+    let width = BEFORE + AFTER;
+    let start = x.saturating_sub(BEFORE).min(len.saturating_sub(width));
+    (start, (start + width).min(len))
+}
+
 /// What a line of output is, read leniently.
 struct Line {
     /// Its time, when it starts with a number.
@@ -143,9 +152,8 @@ pub fn build(title: &str, trace: &Trace, stdout: &str) -> Timeline {
     let first = first_difference(trace, stdout);
     let detail = first
         .as_ref()
-        .map(|f| (f.x as u64).saturating_sub(BEFORE))
-        .zip(first.as_ref().map(|f| f.x as u64 + AFTER))
-        .filter(|_| len > svg::ZOOM_AFTER);
+        .filter(|_| len > svg::ZOOM_AFTER)
+        .map(|f| window(f.x as u64, len));
     let mut tl = Timeline::new(title, len, detail);
     tl.x_name = "command".into();
     tl.y_name = "offset".into();
@@ -393,6 +401,14 @@ mod tests {
         ));
         roxmltree::Document::parse(&svg).unwrap();
         insta::assert_snapshot!("timeline_worked_trace", svg);
+    }
+
+    #[test]
+    fn the_zoom_window_keeps_its_width_at_the_ends() {
+        assert_eq!(window(500, 2000), (460, 520));
+        assert_eq!(window(11, 2000), (0, 60));
+        assert_eq!(window(1995, 2000), (1940, 2000));
+        assert_eq!(window(3, 30), (0, 30));
     }
 
     #[test]
