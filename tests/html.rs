@@ -1,7 +1,8 @@
 //! The student's HTML report (`test --html FILE`) and the case pictures (`test --timelines
 //! DIR`), written by the built grader for a mistaken program: what they hold, that they load
-//! nothing from outside, that a hidden case's picture comes from nothing hidden, and that a
-//! real browser (headless Chromium) reads and draws the picture.
+//! nothing from outside, that the class report would embed the pictures, that a hidden case's
+//! picture comes from nothing hidden, and that a real browser (headless Chromium, required)
+//! reads and draws the picture.
 
 use std::path::Path;
 
@@ -70,6 +71,12 @@ fn html_report_and_pictures_are_written_for_a_mistaken_program() {
         let svg = read(&pictures.join(name));
         roxmltree::Document::parse(&svg).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(svg.contains("first difference"), "{name}");
+        // What the class report embeds.
+        assert!(isr_grader::class::page::plausible_svg(&svg), "{name}");
+        assert!(
+            (svg.len() as u64) < isr_grader::class::page::MAX_SVG_BYTES,
+            "{name}"
+        );
     }
     // Self-contained: no script, nothing named by URL.
     for outside in ["<script", "http://", "https://", "<link", "<img"] {
@@ -231,6 +238,8 @@ fn html_report_snapshot() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let page = read(&html);
+    // From `<main>` on: the head and the style sheet are the shared frame's, tested there.
+    let page = &page[page.find("<main>").unwrap()..];
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(&regex_escape(&grader_path()), "[isr-grader]");
     settings.add_filter(&regex_escape(&root().display().to_string()), "[root]");
@@ -246,87 +255,86 @@ fn html_report_snapshot() {
     settings.bind(|| insta::assert_snapshot!("html_wrong_worked_trace", page));
 }
 
-/// Headless Chromium, if installed (`.ci/run` installs it; without it the test is skipped, or
-/// fails when `CI` is set).
-fn chromium() -> Option<&'static str> {
-    let found = ["chromium", "chromium-browser"].into_iter().find(|name| {
-        std::process::Command::new(name)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    });
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "no chromium: `.ci/run` installs it"
-        );
-        eprintln!("SKIPPED: no chromium (apt-get install chromium; .ci/run does)");
-    }
-    found
+/// Debian's Chromium on PATH, or the test fails saying how to get it (`.ci/run` installs it).
+fn chromium() -> std::path::PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .flat_map(|d| [d.join("chromium"), d.join("chromium-browser")])
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!("no chromium on PATH: this browser test needs it (apt-get install chromium)")
+        })
 }
 
-/// Pixels of a PNG close to each colour (decoded with Python's zlib: no image crate needed).
-fn pixels_near(png: &Path, colours: &[(u8, u8, u8)]) -> Vec<usize> {
-    const DECODE: &str = r#"
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-pos, idat = 8, b""
-while pos < len(data):
-    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    body = data[pos + 8:pos + 8 + n]
-    if kind == b"IHDR":
-        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
-    elif kind == b"IDAT":
-        idat += body
-    pos += 12 + n
-assert depth == 8 and ctype in (2, 6), (depth, ctype)
-bpp = 3 if ctype == 2 else 4
-raw, stride = zlib.decompress(idat), w * bpp
-prev, rows, i = bytearray(stride), [], 0
-for _ in range(h):
-    f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
-    i += 1 + stride
-    for x in range(stride):
-        a = line[x - bpp] if x >= bpp else 0
-        b, c = prev[x], (prev[x - bpp] if x >= bpp else 0)
-        if f == 1: line[x] = (line[x] + a) & 255
-        elif f == 2: line[x] = (line[x] + b) & 255
-        elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
-        elif f == 4:
-            p = a + b - c
-            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-    rows.append(line)
-    prev = line
-want = [tuple(int(v) for v in c.split(",")) for c in sys.argv[2:]]
-counts = [0] * len(want)
-for line in rows:
-    for x in range(0, stride, bpp):
-        px = line[x:x + 3]
-        for k, c in enumerate(want):
-            if all(abs(px[j] - c[j]) <= 12 for j in range(3)):
-                counts[k] += 1
-print(" ".join(map(str, counts)))
-"#;
-    let out = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(DECODE)
-        .arg(png)
-        .args(colours.iter().map(|(r, g, b)| format!("{r},{g},{b}")))
-        .output()
+/// Headless Chromium on `url` with `args`; its stdout. Fails the test if it does not end
+/// within two minutes (a hang guard, not a timing assertion).
+fn chromium_on(url: &str, args: &[String]) -> String {
+    use std::time::{Duration, Instant};
+    let scratch = tempfile::tempdir().unwrap();
+    // Output to files: a pipe nobody reads while waiting could fill and block it.
+    let (stdout, stderr) = (scratch.path().join("out"), scratch.path().join("err"));
+    let mut child = std::process::Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+        ])
+        .args(["--force-device-scale-factor=1", "--no-first-run"])
+        .arg(format!(
+            "--user-data-dir={}",
+            scratch.path().join("profile").display()
+        ))
+        .args(args)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&stdout).unwrap())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
         .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .map(|n| n.parse().unwrap())
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish: {}", read(&stderr));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "chromium failed: {}", read(&stderr));
+    read(&stdout)
+}
+
+/// How many pixels of a PNG are within 12 of each colour on every channel.
+fn pixels_near(png: &Path, colours: &[[u8; 3]]) -> Vec<usize> {
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(png).unwrap_or_else(|e| panic!("{}: {e}", png.display())),
+    ));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    let channels = match info.color_type {
+        png::ColorType::Rgb => 3,
+        png::ColorType::Rgba => 4,
+        other => panic!("unexpected colour type {other:?}"),
+    };
+    colours
+        .iter()
+        .map(|c| {
+            buf[..info.buffer_size()]
+                .chunks(channels)
+                .filter(|p| (0..3).all(|i| p[i].abs_diff(c[i]) <= 12))
+                .count()
+        })
         .collect()
 }
 
 #[test]
 fn the_html_report_renders_in_a_browser() {
-    let Some(browser) = chromium() else {
-        return;
-    };
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("report.html");
     let out = grader()
@@ -345,32 +353,19 @@ fn the_html_report_renders_in_a_browser() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let url = format!("file://{}", html.display());
-    let profile = format!("--user-data-dir={}", dir.path().join("profile").display());
-    let headless = |extra: &[String]| {
-        let out = std::process::Command::new(browser)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--hide-scrollbars",
-            ])
-            .arg(&profile)
-            .args(extra)
-            .arg(&url)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        out
-    };
     // The browser reads the picture as an SVG element inside the figure.
-    let dom = String::from_utf8_lossy(&headless(&["--dump-dom".into()]).stdout).into_owned();
+    let dom = chromium_on(&url, &["--dump-dom".into()]);
     assert!(dom.contains("<figure class=\"timeline\" id=\"case-030-constant-load\">\n<svg"));
-    // And draws it: the divergence's red, your vermillion, the leader's blue are on screen.
+    // And draws it: the divergence's red, your vermillion, the leader's blue are on screen
+    // (vermillion and that blue are nowhere else on the page).
     let png = dir.path().join("report.png");
-    headless(&[
-        format!("--screenshot={}", png.display()),
-        "--window-size=1200,1800".into(),
-    ]);
-    let counts = pixels_near(&png, &[(198, 40, 40), (213, 94, 0), (0, 114, 178)]);
+    chromium_on(
+        &url,
+        &[
+            format!("--screenshot={}", png.display()),
+            "--window-size=1200,1800".into(),
+        ],
+    );
+    let counts = pixels_near(&png, &[[198, 40, 40], [213, 94, 0], [0, 114, 178]]);
     assert!(counts.iter().all(|&n| n > 200), "{counts:?}");
 }
