@@ -340,6 +340,7 @@ mod tests {
             elapsed: Duration::ZERO,
             shrunk: None,
             nondeterminism: None,
+            timeline: None,
         }
     }
 
