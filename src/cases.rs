@@ -357,14 +357,18 @@ fn parse_case(f: CaseFiles) -> Result<Case, CaseError> {
 }
 
 /// Writes `contents` to `path` atomically: a temporary file in the same folder, then a rename, so
-/// readers never see a half-written file.
+/// readers never see a half-written file. The file is readable by all (0644 less the umask), like
+/// any file a program writes: reports are meant to be read, served and shared.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .permissions(std::fs::Permissions::from_mode(0o644))
+        .tempfile_in(dir)?;
     tmp.write_all(contents)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
@@ -409,6 +413,19 @@ pub fn name_matches(name: &str, pattern: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn atomic_writes_are_readable_by_all() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.html");
+        write_atomic(&path, b"x").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        // 0644 less the umask: the group and others may read unless the umask forbids it.
+        assert_eq!(mode & 0o600, 0o600, "{mode:o}");
+        assert_ne!(mode, 0o600, "{mode:o}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"x");
+    }
 
     #[test]
     fn filter_patterns() {

@@ -105,10 +105,11 @@ figure.timeline img { max-width: 100%; height: auto; border: 1px solid var(--lin
 "#;
 
 /// A whole page: `<title>` and `<h1>` from `title`, `subtitle` as a muted line under it (both
-/// escaped here), then `body` (already HTML).
+/// made visible and escaped here: a title may carry a program's or a folder's name), then
+/// `body` (already HTML).
 pub fn page(title: &str, subtitle: &str, body: &str) -> String {
     let mut out = String::with_capacity(body.len() + STYLE.len() + 512);
-    let title = escape(title);
+    let title = program_text(title);
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -117,7 +118,7 @@ pub fn page(title: &str, subtitle: &str, body: &str) -> String {
          <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n<h1>{title}</h1>\n"
     );
     if !subtitle.is_empty() {
-        let _ = writeln!(out, "<p class=\"meta\">{}</p>", escape(subtitle));
+        let _ = writeln!(out, "<p class=\"meta\">{}</p>", program_text(subtitle));
     }
     out.push_str(body);
     out.push_str("\n</main>\n</body>\n</html>\n");
