@@ -7,8 +7,9 @@
 use std::collections::BTreeSet;
 use std::io;
 use std::process::{Child, Command};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError, RwLock};
+use std::time::Duration;
 
 use rustix::process::{Pid, Signal};
 
@@ -22,6 +23,9 @@ static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 static IN_FLIGHT: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 /// Set (under the spawn gate held for writing) by the first interrupt: nothing starts after it.
 static CLOSED: AtomicBool = AtomicBool::new(false);
+/// Milliseconds between the first interrupt's `SIGTERM` and its `SIGKILL` (0: `SIGKILL` at
+/// once, the default). See [`set_interrupt_grace`].
+static INTERRUPT_GRACE_MS: AtomicU64 = AtomicU64::new(0);
 
 /// Spawns `command` (which must put the child in a new process group of its own) and
 /// registers the group. Returns the child and its process-group id.
@@ -126,9 +130,36 @@ fn kill_all_registered() -> usize {
 /// The first interrupt: closes the registry (no program starts after it) and kills every live
 /// group, both under the spawn gate, so no spawn can fall between them.
 fn interrupted() {
+    let grace = INTERRUPT_GRACE_MS.load(Ordering::SeqCst);
     let _gate = SPAWN_GATE.write().unwrap_or_else(PoisonError::into_inner);
     CLOSED.store(true, Ordering::SeqCst);
-    kill_all_registered();
+    if grace == 0 {
+        kill_all_registered();
+        return;
+    }
+    // Programs that clean up after themselves (a child grader kills its own cases' groups
+    // and writes its reports) get SIGTERM first; what is still registered after the grace
+    // gets SIGKILL. The wait is on a thread of its own, so a second interrupt still exits at
+    // once.
+    let groups = LIVE_GROUPS.lock().unwrap_or_else(PoisonError::into_inner);
+    for pgid in groups.iter().copied().filter_map(Pid::from_raw) {
+        signal_group(pgid, Signal::TERM);
+    }
+    let _ = std::thread::Builder::new()
+        .name("isr-grader-interrupt-kill".into())
+        .spawn(move || {
+            std::thread::sleep(Duration::from_millis(grace));
+            kill_live_groups();
+        });
+}
+
+/// Makes the first interrupt send `SIGTERM` to every live group and `SIGKILL` only to those
+/// still running `grace` later (default: `SIGKILL` at once). For programs that are graders
+/// themselves (`batch` runs one `isr-grader test` per submission): `SIGTERM` lets each kill its
+/// own cases. The registry is closed at once either way.
+pub fn set_interrupt_grace(grace: Duration) {
+    let ms = u64::try_from(grace.as_millis()).unwrap_or(u64::MAX);
+    INTERRUPT_GRACE_MS.store(ms, Ordering::SeqCst);
 }
 
 /// A second interrupt: the caller is taking too long to finish; kill again and exit now.

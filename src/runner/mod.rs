@@ -38,7 +38,7 @@ use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-pub use group::{kill_live_groups, live_groups, prepare_grader_process};
+pub use group::{kill_live_groups, live_groups, prepare_grader_process, set_interrupt_grace};
 pub use parallel::run_parallel;
 pub use signals::signal_name;
 pub use spawn::resolve;
