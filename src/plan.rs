@@ -314,6 +314,27 @@ impl Plan {
         }
     }
 
+    /// The plan every submission of a class shares, resolved once before any is graded
+    /// (`batch`): the instructor's config file read and checked, and the case sources, filter,
+    /// limits and sandbox policy it gives. Its program is a placeholder that is never run (each
+    /// submission's is its own), and `submissions` (the class's folder) stands for the
+    /// submission.
+    pub fn class_side(
+        instructor_config: &Path,
+        filter: Option<String>,
+        submissions: &Path,
+        cwd: &Path,
+    ) -> Result<Plan, PlanError> {
+        let args = TestArgs {
+            instructor_config: Some(instructor_config.to_path_buf()),
+            submission: Some(submissions.to_path_buf()),
+            filter,
+            program: vec!["(each submission's program)".into()],
+            ..TestArgs::default()
+        };
+        Self::instructor(&args, cwd, instructor_config)
+    }
+
     fn student(args: &TestArgs, cwd: &Path) -> Result<Plan, PlanError> {
         let sub_dir = args
             .submission

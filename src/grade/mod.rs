@@ -126,7 +126,7 @@ fn list_cases(args: &TestArgs, cwd: &Path) -> CmdResult {
 
 /// Set by `SIGINT`/`SIGTERM` (the runner then kills the live groups and starts no new program):
 /// `test` stops starting cases, and writes every report with the cases not run marked so.
-fn interrupt_flag() -> Result<&'static Arc<AtomicBool>, std::io::Error> {
+pub(crate) fn interrupt_flag() -> Result<&'static Arc<AtomicBool>, std::io::Error> {
     static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     if let Some(f) = FLAG.get() {
         return Ok(f);
@@ -146,13 +146,7 @@ fn test_plan(plan: Plan) -> CmdResult {
     let mut clock = Timings::new(plan.output.timings);
 
     // Cases.
-    let mut all = cases::load(&plan.sources)?;
-    if let Some(f) = &plan.filter {
-        all.retain(|c| cases::name_matches(&c.name, f));
-        if all.is_empty() {
-            return Err(format!("no case matches --filter {f:?}").into());
-        }
-    }
+    let mut all = filtered_cases(&plan)?;
     if let Some(only) = &plan.only {
         all.retain(|c| only.contains(&c.name));
         if all.is_empty() {
@@ -350,6 +344,19 @@ fn test_plan(plan: Plan) -> CmdResult {
             exit_codes::FAILED
         },
     )
+}
+
+/// The plan's cases, loaded and selected by its `--filter` (not yet checked: see
+/// [`check_cases`]).
+pub(crate) fn filtered_cases(plan: &Plan) -> Result<Vec<Case>, Box<dyn std::error::Error>> {
+    let mut all = cases::load(&plan.sources)?;
+    if let Some(f) = &plan.filter {
+        all.retain(|c| cases::name_matches(&c.name, f));
+        if all.is_empty() {
+            return Err(format!("no case matches --filter {f:?}").into());
+        }
+    }
+    Ok(all)
 }
 
 /// Runs and judges one case; a case not started (interrupted, or `stop()` says enough cases
