@@ -36,6 +36,12 @@ pub enum Command {
     Bless(BlessArgs),
     /// Check that the corpus catches every known mistake and tells them apart.
     Audit(AuditArgs),
+    /// Grade a whole class: every submission folder in a folder, in parallel, into an output
+    /// folder with a gradebook (CSV) and a class report.
+    Batch(BatchArgs),
+    /// Gather the output folders of partial batches (`batch --partition K/N`) into one, with
+    /// its gradebook and class report.
+    Merge(MergeArgs),
     /// Grade a bundled sample student (the reference leader with a known mistake) on the
     /// built-in public cases: see what a report looks like.
     Demo(DemoArgs),
@@ -269,6 +275,58 @@ pub struct ExploreArgs {
     /// hidden case shows its shrunk trace and the mistake's name only, in every format.
     #[arg(long, help_heading = "Exploration")]
     pub show_hidden: bool,
+}
+
+/// `isr-grader batch`.
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    /// The folder of submissions: each folder in it is one submission (folders whose name
+    /// starts with `.` are left out), named by its folder's name.
+    #[arg(value_name = "SUBMISSIONS_DIR")]
+    pub submissions: PathBuf,
+    /// The instructor's config file (as for `test --instructor-config`): cases, limits, the
+    /// sandbox and each submission's program come from it.
+    #[arg(long, value_name = "FILE")]
+    pub instructor_config: PathBuf,
+    /// The output folder: gradebook.csv, class-report.html and submissions/NAME/.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Submissions graded at once, 1 to 256 (default: the number of cores).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<Jobs>,
+    /// Cases each submission runs at once, 1 to 256 (default 1: the cores go to submissions).
+    #[arg(long, value_name = "N")]
+    pub case_jobs: Option<Jobs>,
+    /// Grade only this part of the class: K of N (1-based), each submission in exactly one part,
+    /// by a hash of its name (a submission stays in its part when others come or go). Gather the
+    /// parts with `isr-grader merge`.
+    #[arg(long, value_name = "K/N")]
+    pub partition: Option<crate::class::partition::Partition>,
+    /// Grade again every submission, also those graded before and unchanged since.
+    #[arg(long)]
+    pub force: bool,
+    /// Only cases whose name matches PATTERN (as `test --filter`).
+    #[arg(long, value_name = "PATTERN")]
+    pub filter: Option<String>,
+    /// Wall-clock limit for grading one submission (its build included), in seconds, 1 to
+    /// 86400; past it the submission's grading is stopped and recorded as an error (default:
+    /// enough for the build and every case to reach its own limit).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub submission_timeout: Option<u64>,
+    /// No line per graded submission (the summary remains).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// `isr-grader merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The output folders of the partial batches.
+    #[arg(value_name = "SHARD_OUT", required = true)]
+    pub shards: Vec<PathBuf>,
+    /// The merged output folder (not one of the shards').
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 /// `isr-grader shrink`.

@@ -30,6 +30,12 @@ impl Fnv64 {
         self.write(bytes);
     }
 
+    /// The hash.
+    #[allow(dead_code)] // the grader's (`batch --partition`), not build.rs's
+    pub fn value(&self) -> u64 {
+        self.0
+    }
+
     /// The hash as 16 lowercase hex digits.
     pub fn hex(&self) -> String {
         format!("{:016x}", self.0)

@@ -25,6 +25,8 @@ fn main() -> ExitCode {
         Command::Gen(args) => isr_grader::corpus::gen_cmd(args),
         Command::Bless(args) => isr_grader::corpus::bless_cmd(args),
         Command::Audit(args) => isr_grader::corpus::audit_cmd(args),
+        Command::Batch(args) => isr_grader::class::batch::batch_cmd(args),
+        Command::Merge(args) => isr_grader::class::merge::merge_cmd(args),
         Command::Demo(args) => isr_grader::grade::demo_cmd(args),
         Command::Gradescope(args) => isr_grader::autograder::gradescope_cmd(args),
         Command::Leader(args) => isr_grader::grade::leader_cmd(args),

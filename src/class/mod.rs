@@ -19,6 +19,11 @@
 //!   submissions/NAME/timelines/CASE.svg   a picture of each failing case
 //! ```
 
+pub mod batch;
+pub mod gradebook;
+pub mod merge;
+pub mod partition;
+
 use std::path::{Path, PathBuf};
 
 pub mod page;
@@ -80,6 +85,12 @@ impl Submission {
             .then(|| format!("{SUBMISSIONS}/{}/{REPORT_HTML}", self.name))
     }
 
+    /// Whether it has not been graded yet: its folder has no `report.json` (a batch interrupted
+    /// before its grading ended). Its outcome is then an [`Outcome::Error`] saying so.
+    pub fn not_run(&self) -> bool {
+        matches!(self.outcome, Outcome::Error(_)) && !self.dir.join(REPORT_JSON).exists()
+    }
+
     /// The picture of a failing case, when one was written.
     pub fn timeline(&self, case: &str) -> Option<PathBuf> {
         let path = self.dir.join(TIMELINES).join(format!("{case}.svg"));
@@ -89,6 +100,7 @@ impl Submission {
 
 /// Reads back every submission under `out/submissions/`, sorted by name. A folder without a
 /// readable `report.json` is an [`Outcome::Error`] saying so, never a failure of the whole.
+/// Folders whose name starts with `.` are left out (`merge` copies through them).
 pub fn load(out: &Path) -> std::io::Result<Vec<Submission>> {
     let root = out.join(SUBMISSIONS);
     let mut subs = Vec::new();
@@ -98,6 +110,9 @@ pub fn load(out: &Path) -> std::io::Result<Vec<Submission>> {
             continue;
         }
         let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
         subs.push(read_one(name, entry.path()));
     }
     subs.sort_by(|a, b| a.name.cmp(&b.name));
@@ -116,4 +131,60 @@ pub fn read_one(name: String, dir: PathBuf) -> Submission {
         },
     };
     Submission { name, dir, outcome }
+}
+
+/// How `batch` and `merge` end: reads every submission back from `out` ([`load`]) and writes
+/// the gradebook and the class report from them (each atomically), so that both commands give
+/// the same files for the same reports. Returns the submissions read.
+pub fn finish(out: &Path) -> Result<Vec<Submission>, Box<dyn std::error::Error>> {
+    let subs = load(out).map_err(|e| format!("{}: {e}", out.join(SUBMISSIONS).display()))?;
+    let csv = gradebook::render(&subs)?;
+    write(&out.join(GRADEBOOK), &csv)?;
+    write_class_report(out, &subs)?;
+    Ok(subs)
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    crate::cases::write_atomic(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Writes `OUT/class-report.html`. The one place the class report is called from.
+// TODO(class report): a stand-in (a table of the gradebook's main columns) until the class
+// report's renderer lands; then call it here.
+fn write_class_report(out: &Path, subs: &[Submission]) -> Result<(), String> {
+    use crate::report::html::escape;
+    use std::fmt::Write as _;
+    let mut body = String::from(
+        "<table>\n<tr><th>submission</th><th>status</th><th>points</th><th>mistakes</th></tr>\n",
+    );
+    for sub in subs {
+        let name = match sub.html_link() {
+            Some(link) => format!("<a href=\"{}\">{}</a>", escape(&link), escape(&sub.name)),
+            None => escape(&sub.name),
+        };
+        let (points, mistakes) = match sub.report() {
+            Some(r) => (
+                format!("{}/{}", r.summary.points, r.summary.max_points),
+                r.diagnosis
+                    .as_ref()
+                    .map(|d| d.mistakes.join(", "))
+                    .unwrap_or_default(),
+            ),
+            None => (String::new(), String::new()),
+        };
+        let _ = writeln!(
+            body,
+            "<tr><td>{name}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            gradebook::Status::of(sub).as_str(),
+            escape(&points),
+            escape(&mistakes)
+        );
+    }
+    body.push_str("</table>\n");
+    let page = crate::report::html::page(
+        "Class report",
+        &format!("{} submissions", subs.len()),
+        &body,
+    );
+    write(&out.join(CLASS_REPORT), page.as_bytes())
 }
