@@ -291,9 +291,13 @@ fn three_partitions_merged_equal_the_whole() {
         seen += gradebook(&class.out(&format!("part{k}"))).len() - 1;
     }
     assert_eq!(seen, 6, "each submission in exactly one part");
+    // A part with no submission, as an artifact keeps it (no empty folder), merges too.
+    std::fs::create_dir_all(class.out("empty-part")).unwrap();
+    std::fs::write(class.out("empty-part/gradebook.csv"), "submission\n").unwrap();
     let merged = grader()
         .arg("merge")
         .args((1..=3).map(|k| class.out(&format!("part{k}"))))
+        .arg(class.out("empty-part"))
         .arg("--out")
         .arg(class.out("merged"))
         .output()

@@ -1,8 +1,9 @@
 //! The gradebook: `OUT/gradebook.csv`, one row per submission, sorted by name, built from the
 //! submissions' JSON reports alone ([`super::load`]).
 //!
-//! Every cell comes from a report's deterministic fields (no time, no path of the machine that
-//! batched it), so a gradebook merged from partial batches equals one machine's, byte for byte.
+//! Every cell comes from a report's deterministic fields (no time; an error line may name a file
+//! by the path the grading machine saw), so a gradebook merged from partial batches graded from
+//! the same paths equals one machine's, byte for byte.
 //!
 //! **API boundary:** the columns, in this order ([`COLUMNS`]); a column may be added at the end.
 

@@ -29,9 +29,14 @@ pub fn merge_cmd(args: MergeArgs) -> CmdResult {
             .into());
         }
         if !shard.join(SUBMISSIONS).is_dir() {
+            // A part that held no submission (an artifact keeps no empty folder) is no error.
+            if shard.join(super::GRADEBOOK).is_file() {
+                continue;
+            }
             return Err(format!(
-                "{}: not a batch's output folder (no {SUBMISSIONS}/ in it)",
-                shard.display()
+                "{}: not a batch's output folder (no {SUBMISSIONS}/ nor {} in it)",
+                shard.display(),
+                super::GRADEBOOK
             )
             .into());
         }

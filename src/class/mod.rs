@@ -17,7 +17,11 @@
 //!   submissions/NAME/report.json      the JSON report (`test --format json`), or its error document
 //!   submissions/NAME/report.html      the student's own report
 //!   submissions/NAME/timelines/CASE.svg   a picture of each failing case
+//!   submissions/NAME/batch.json       how `batch` graded it: command, end, duration, fingerprint
 //! ```
+//!
+//! A submission's folder without `report.json` was not graded yet (an interrupted batch):
+//! [`Submission::not_run`].
 
 pub mod batch;
 pub mod gradebook;
