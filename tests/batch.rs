@@ -69,8 +69,9 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Two cases (the worked trace, and the witness of `caught-up-equality-only`), a 1 s limit per
-/// case, nothing explored: the class grades in seconds.
+/// Two cases (the worked trace, and the witness of `caught-up-equality-only`), a 3 s limit per
+/// case (a correct Python program needs far less, even on a loaded machine), nothing explored:
+/// the class grades in seconds.
 fn instructor_config(extra: &str) -> String {
     // The mistaken submission runs the grader's own binary: the sandbox lets it read its folder.
     let bin_dir = Path::new(&grader_path())
@@ -79,7 +80,7 @@ fn instructor_config(extra: &str) -> String {
         .display()
         .to_string();
     format!(
-        "cases = [\"cases\"]\nallow_read = [{bin_dir:?}]\n{extra}[limits]\ntimeout_secs = 1.0\n[explore]\ntraces = 0\nshrink_seconds = 1.0\n"
+        "cases = [\"cases\"]\nallow_read = [{bin_dir:?}]\n{extra}[limits]\ntimeout_secs = 3.0\n[explore]\ntraces = 0\nshrink_seconds = 1.0\n"
     )
 }
 
@@ -373,7 +374,7 @@ fn an_interrupted_batch_writes_what_is_done_and_a_rerun_grades_the_rest() {
     );
     std::fs::write(
         class.config(),
-        instructor_config("").replace("timeout_secs = 1.0", "timeout_secs = 60.0"),
+        instructor_config("").replace("timeout_secs = 3.0", "timeout_secs = 60.0"),
     )
     .unwrap();
     let mut child = std::process::Command::new(grader_path())
@@ -425,14 +426,15 @@ fn a_grading_past_its_wall_clock_limit_is_stopped_and_the_batch_goes_on() {
             ("grader.toml", "build = \"sleep 4343\"\n"),
         ],
     );
-    let out = class.batch("out", &["--submission-timeout", "3"]);
+    // Far more than the quick one needs, even on a loaded machine.
+    let out = class.batch("out", &["--submission-timeout", "10"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
     assert_eq!(common::sleepers_of("4343"), 0, "the build was stopped");
     let rows = gradebook(&class.out("out"));
     assert_eq!(cell(&rows, "a-quick", "status"), "graded");
     assert_eq!(cell(&rows, "b-build-hangs", "status"), "error");
     assert!(
-        cell(&rows, "b-build-hangs", "error").contains("longer than 3 s"),
+        cell(&rows, "b-build-hangs", "error").contains("longer than 10 s"),
         "{rows:?}"
     );
 }

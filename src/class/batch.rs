@@ -121,7 +121,8 @@ pub fn batch_cmd(args: BatchArgs) -> CmdResult {
         class.case_jobs,
     );
 
-    let progress = Progress::new(todo.len(), args.quiet);
+    let width = todo.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
+    let progress = Progress::new(todo.len(), width, args.quiet);
     let errors = AtomicUsize::new(0);
     runner::run_parallel(parallel, &todo, |(name, dir)| {
         if interrupted.load(Ordering::SeqCst) {
@@ -145,7 +146,7 @@ pub fn batch_cmd(args: BatchArgs) -> CmdResult {
     };
     use super::gradebook::Status as S;
     anstream::eprintln!(
-        "batch: {} graded, {} build failed, {} errors, {} not run; {} and {}",
+        "batch: {} graded, {} build failed, {} could not be graded, {} not run; {} and {}",
         count(S::Graded),
         count(S::BuildFailed),
         count(S::Error),
@@ -482,12 +483,14 @@ fn grade_one(
 /// view does; one plain line per finished submission otherwise; none with `--quiet`.
 struct Progress {
     bar: Option<ProgressBar>,
+    /// The longest name's length, for aligned lines.
+    width: usize,
     quiet: bool,
     state: Mutex<(Vec<String>, usize)>,
 }
 
 impl Progress {
-    fn new(total: usize, quiet: bool) -> Self {
+    fn new(total: usize, width: usize, quiet: bool) -> Self {
         let bar =
             (std::io::stderr().is_terminal() && std::env::var_os("CI").is_none()).then(|| {
                 let bar =
@@ -504,6 +507,7 @@ impl Progress {
             });
         Progress {
             bar,
+            width,
             quiet,
             state: Mutex::new((Vec::new(), 0)),
         }
@@ -533,18 +537,19 @@ impl Progress {
         }
         self.message(&state);
         let secs = took.as_secs_f64();
+        let width = self.width;
         let line = match ended {
             Ended::Graded {
                 points,
                 max,
                 build_ok: true,
-            } => format!("graded        {name}  {points}/{max} points ({secs:.1} s)"),
-            Ended::Graded { .. } => format!("build-failed  {name}  ({secs:.1} s)"),
+            } => format!("graded        {name:width$}  {points}/{max} points ({secs:.1} s)"),
+            Ended::Graded { .. } => format!("build-failed  {name:width$}  ({secs:.1} s)"),
             Ended::Error(why) => format!(
-                "error         {name}  {} ({secs:.1} s)",
+                "error         {name:width$}  {} ({secs:.1} s)",
                 crate::report::visible(why.lines().next().unwrap_or(""))
             ),
-            Ended::NotRun => format!("not-run       {name}  (interrupted)"),
+            Ended::NotRun => format!("not-run       {name:width$}  (interrupted)"),
         };
         if let Some(bar) = &self.bar {
             bar.inc(1);
