@@ -237,6 +237,25 @@ fn a_class_gives_a_gradebook_and_every_report_and_a_rerun_grades_only_what_chang
         assert!(record["command"][3] == "test", "{record}");
     }
     assert!(dir.join("class-report.html").is_file());
+    // Each student's own page, and a picture of each failing case beside it.
+    for name in ["correct", "mistaken", "hangs", "no-build"] {
+        assert!(
+            dir.join("submissions")
+                .join(name)
+                .join("report.html")
+                .is_file(),
+            "{name}"
+        );
+    }
+    assert!(
+        dir.join("submissions/mistaken/timelines/002-caught-up-equality-only.svg")
+            .is_file()
+    );
+    assert!(
+        !dir.join("submissions/correct/timelines")
+            .join("001-worked-trace.svg")
+            .exists()
+    );
 
     // A re-run skips everything; one report deleted and one submission changed: those two only.
     let out = class.batch("out", &[]);

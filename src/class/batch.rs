@@ -4,7 +4,8 @@
 //! SUBMISSIONS_DIR/NAME/ ──(sorted, dot-folders left out, --partition K/N)──► to grade
 //!    │  skipped: OUT/submissions/NAME/report.json complete and batch.json's fingerprint current
 //!    ▼
-//! child: isr-grader test --instructor-config FILE --submission DIR --format json --jobs J …
+//! child: isr-grader test --instructor-config FILE --submission DIR --format json --jobs J
+//!        --html OUT/submissions/NAME/report.html --timelines OUT/submissions/NAME/timelines
 //!    │  its own process group, a wall-clock limit (--submission-timeout), N children at once
 //!    ▼
 //! OUT/submissions/NAME/batch.json (how it ran), then report.json (its stdout, or an error
@@ -51,9 +52,6 @@ struct Class {
     filter: Option<String>,
     case_jobs: usize,
     timeout: Duration,
-    /// Whether `test` takes `--html FILE` and `--timelines DIR` (newer than `batch`).
-    html: bool,
-    timelines: bool,
     /// Hash of everything but the submission that decides a grade.
     fingerprint_base: Fnv64,
 }
@@ -212,8 +210,6 @@ fn check_class(args: &BatchArgs, cwd: &Path) -> Result<Class, Box<dyn std::error
         filter: args.filter.clone(),
         case_jobs: args.case_jobs.map_or(1, |j| j.get()),
         timeout,
-        html: test_has_flag("html"),
-        timelines: test_has_flag("timelines"),
         fingerprint_base: base,
     })
 }
@@ -311,15 +307,6 @@ fn is_done(dir: &Path, fingerprint: &str) -> bool {
         && std::fs::read_to_string(dir.join(REPORT_JSON)).is_ok_and(|t| json::parse(&t).is_ok())
 }
 
-/// Whether the running `test` accepts `--LONG` (the `--html`/`--timelines` outputs are newer
-/// than `batch`).
-fn test_has_flag(long: &str) -> bool {
-    use clap::CommandFactory as _;
-    crate::cli::Cli::command()
-        .find_subcommand("test")
-        .is_some_and(|t| t.get_arguments().any(|a| a.get_long() == Some(long)))
-}
-
 /// Grades one submission in a child `isr-grader test`, and records the outcome in
 /// `OUT/submissions/NAME/` (nothing when interrupted).
 fn grade_one(
@@ -348,17 +335,13 @@ fn grade_one(
         "--jobs".into(),
         class.case_jobs.to_string(),
     ];
+    argv.extend(["--html".into(), out.join(REPORT_HTML).display().to_string()]);
+    argv.extend([
+        "--timelines".into(),
+        out.join(TIMELINES).display().to_string(),
+    ]);
     if let Some(f) = &class.filter {
         argv.extend(["--filter".into(), f.clone()]);
-    }
-    if class.html {
-        argv.extend(["--html".into(), out.join(REPORT_HTML).display().to_string()]);
-    }
-    if class.timelines {
-        argv.extend([
-            "--timelines".into(),
-            out.join(TIMELINES).display().to_string(),
-        ]);
     }
     let mut program = Program::new(&argv);
     // The child is the grader: it needs the batch's environment (cargo, rustup, python).
