@@ -339,6 +339,32 @@ fn three_partitions_merged_equal_the_whole() {
             .join("submissions/correct/report.json")
             .is_file()
     );
+    // A submission not graded (its report gone, as after an interrupt) reads the same in both.
+    let merge = |shards: &[PathBuf], out: &str| {
+        let run = grader()
+            .arg("merge")
+            .args(shards)
+            .arg("--out")
+            .arg(class.out(out))
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(0), "{}", stderr_of(&run));
+        (
+            std::fs::read(class.out(out).join("gradebook.csv")).unwrap(),
+            std::fs::read(class.out(out).join("class-report.html")).unwrap(),
+        )
+    };
+    let parts: Vec<PathBuf> = (1..=3).map(|k| class.out(&format!("part{k}"))).collect();
+    for shard in parts.iter().chain([&class.out("whole")]) {
+        let _ = std::fs::remove_file(shard.join("submissions/hangs/report.json"));
+    }
+    let (csv_whole, page_whole) = merge(&[class.out("whole")], "whole-again");
+    let (csv_parts, page_parts) = merge(&parts, "parts-again");
+    assert!(csv_whole == csv_parts && page_whole == page_parts);
+    assert_eq!(
+        cell(&gradebook(&class.out("parts-again")), "hangs", "status"),
+        "not-run"
+    );
 
     // Merging the whole with a part that graded a submission differently is refused.
     let part_with = (1..=3)

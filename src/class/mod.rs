@@ -125,12 +125,18 @@ pub fn load(out: &Path) -> std::io::Result<Vec<Submission>> {
 /// Reads one submission's folder.
 pub fn read_one(name: String, dir: PathBuf) -> Submission {
     let path = dir.join(REPORT_JSON);
+    // Named relative to the output folder, so that the same class gives the same words in a
+    // batch's folder and in a merged one.
+    let shown = format!("{SUBMISSIONS}/{name}/{REPORT_JSON}");
     let outcome = match std::fs::read_to_string(&path) {
-        Err(e) => Outcome::Error(format!("{}: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Outcome::Error(format!(
+            "not graded yet: no {shown} (the batch was interrupted before its grading ended)"
+        )),
+        Err(e) => Outcome::Error(format!("{shown}: {e}")),
         Ok(text) => match crate::report::json::parse(&text) {
             Ok(DocumentV1::Report(r)) => Outcome::Graded(r),
             Ok(DocumentV1::Error(e)) => Outcome::Error(e.error),
-            Err(e) => Outcome::Error(format!("{}: {e}", path.display())),
+            Err(e) => Outcome::Error(format!("{shown}: {e}")),
         },
     };
     Submission { name, dir, outcome }
