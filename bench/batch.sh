@@ -4,7 +4,7 @@
 # against the whole corpus (cases/public + cases/hidden, default exploration) in two ways:
 #   1. isr-grader batch (--jobs JOBS submissions at once, --case-jobs CASE_JOBS cases each);
 #   2. a shell loop of `isr-grader test` one submission after another (each with its default
-#      --jobs: the number of cores).
+#      --jobs: the number of cores), writing the same reports (JSON, HTML, pictures).
 # Both start from clean submissions (no target/), so both build the Rust ones. /usr/bin/time
 # gives wall, user and sys seconds; (user + sys) / wall is how many cores were busy on average.
 # The batch's own share (its process, not its children) comes from /proc.
@@ -55,7 +55,7 @@ cat > "$work/instructor.toml" <<EOF
 cases = ["$PWD/cases/public", "$PWD/cases/hidden"]
 EOF
 
-clean() { rm -rf "$subs"/*/target "$subs"/*/__pycache__ "$work/out"; }
+clean() { rm -rf "$subs"/*/target "$subs"/*/__pycache__ "$work/out" "$work/loop"; }
 # timed LABEL CMD...: runs CMD under /usr/bin/time, prints LABEL wall user+sys cores-busy.
 timed() {
   local label=$1; shift
@@ -86,8 +86,12 @@ tail -1 "$work/stderr"
 summed=$(cat "$work"/out/submissions/*/batch.json | awk -F': ' '/duration_secs/ {gsub(",", "", $2); s += $2} END {print s}')
 batch_wall=$(cut -d' ' -f1 "$work/time")
 loop() {
+  # Like with like: the same reports as batch writes (JSON, HTML, pictures).
   for d in "$subs"/*/; do
-    "$grader" test --instructor-config "$work/instructor.toml" --submission "$d" --format json > /dev/null || true
+    n=$(basename "$d")
+    mkdir -p "$work/loop/$n"
+    "$grader" test --instructor-config "$work/instructor.toml" --submission "$d" --format json \
+      --html "$work/loop/$n/report.html" --timelines "$work/loop/$n/timelines" > "$work/loop/$n/report.json" || true
   done
 }
 export -f loop
