@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod common;
-use common::{grader, grader_path, root};
+use common::{browser, grader, grader_path, root};
 
 /// A class: its submissions folder and the instructor's file, in one temporary folder.
 struct Class {
@@ -236,7 +236,28 @@ fn a_class_gives_a_gradebook_and_every_report_and_a_rerun_grades_only_what_chang
         assert_eq!(record["fingerprint"].as_str().unwrap().len(), 16);
         assert!(record["command"][3] == "test", "{record}");
     }
-    assert!(dir.join("class-report.html").is_file());
+    // The class report, opened in a real browser (the screenshot is kept as
+    // target/batch-class-report.png for a person to look at).
+    let page = dir.join("class-report.html");
+    let dom = browser::dom(&page);
+    for part in [
+        "href=\"submissions/mistaken/report.html\"",
+        "Caught up only when the fetch reaches the leader's current LEO",
+        "6 submissions",
+    ] {
+        assert!(dom.contains(part), "{part} not in the page's DOM");
+    }
+    let png = browser::target_dir().join("batch-class-report.png");
+    let pixels = browser::screenshot(&page, &png, (1280, 1600));
+    // The mistake's bar (the style sheet's mistake purple), passing and failing marks.
+    for (part, colour) in [
+        ("mistake bar", [0x6b, 0x2f, 0xbf]),
+        ("pass", [0x1a, 0x7f, 0x37]),
+        ("fail", [0xc6, 0x28, 0x28]),
+    ] {
+        let n = browser::count_near(&pixels, colour, 3);
+        assert!(n > 100, "{part}: {n} pixels in {}", png.display());
+    }
     // Each student's own page, and a picture of each failing case beside it.
     for name in ["correct", "mistaken", "hangs", "no-build"] {
         assert!(

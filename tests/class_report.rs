@@ -9,16 +9,14 @@
 //!
 //! Chromium is required: without it these tests fail and say to install it (CI does).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
 
 use isr_grader::class;
 use serde_json::Value;
 
 mod common;
-use common::{fixture, grader, grader_path, root};
+use common::{browser, fixture, grader, grader_path, root};
 
 /// The screenshot's window.
 const WIDTH: u32 = 1280;
@@ -129,110 +127,6 @@ fn write_class(out: &Path, reports: &[(String, String)]) {
     }
 }
 
-/// Debian's Chromium on PATH, or the test fails saying how to get it.
-fn chromium() -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .flat_map(|d| [d.join("chromium"), d.join("chromium-browser")])
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "no chromium on PATH: the class report's browser test needs Debian's Chromium \
-                 (apt-get install chromium)"
-            )
-        })
-}
-
-/// Runs headless Chromium on `page` with `args`; returns its stdout. Fails the test if it does
-/// not end within a minute (a hang guard, not a timing assertion).
-fn chromium_on(page: &Path, args: &[String]) -> String {
-    let scratch = tempfile::tempdir().unwrap();
-    // Its output goes to files: a pipe nobody reads while waiting would fill and block it.
-    let stdout = scratch.path().join("stdout");
-    let stderr = scratch.path().join("stderr");
-    let mut child = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-            "--force-device-scale-factor=1",
-            "--no-first-run",
-            &format!("--window-size={WIDTH},{HEIGHT}"),
-        ])
-        .arg(format!(
-            "--user-data-dir={}",
-            scratch.path().join("profile").display()
-        ))
-        .args(args)
-        .arg(format!("file://{}", page.display()))
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&stdout).unwrap())
-        .stderr(std::fs::File::create(&stderr).unwrap())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "chromium did not finish: {}",
-                std::fs::read_to_string(&stderr).unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(
-        status.success(),
-        "chromium failed: {}",
-        std::fs::read_to_string(&stderr).unwrap_or_default()
-    );
-    std::fs::read_to_string(&stdout).unwrap()
-}
-
-/// The screenshot's pixels (RGB), after checking it decodes at the window's size.
-fn screenshot(page: &Path, png: &Path) -> Vec<[u8; 3]> {
-    let _ = std::fs::remove_file(png);
-    chromium_on(page, &[format!("--screenshot={}", png.display())]);
-    let decoder = png::Decoder::new(std::io::BufReader::new(
-        std::fs::File::open(png).unwrap_or_else(|e| panic!("{}: {e}", png.display())),
-    ));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    assert_eq!((info.width, info.height), (WIDTH, HEIGHT));
-    let channels = match info.color_type {
-        png::ColorType::Rgb => 3,
-        png::ColorType::Rgba => 4,
-        other => panic!("unexpected colour type {other:?}"),
-    };
-    assert_eq!(info.bit_depth, png::BitDepth::Eight);
-    buf[..info.buffer_size()]
-        .chunks(channels)
-        .map(|p| [p[0], p[1], p[2]])
-        .collect()
-}
-
-/// Pixels within 3 of `colour` on every channel.
-fn count(pixels: &[[u8; 3]], colour: [u8; 3]) -> usize {
-    pixels
-        .iter()
-        .filter(|p| (0..3).all(|i| p[i].abs_diff(colour[i]) <= 3))
-        .count()
-}
-
-/// Where a person can open the pictures: the target folder.
-fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
 /// A stand-in timeline (the real ones are drawn by another module): one distinctive block.
 fn stand_in_timeline() -> String {
     format!(
@@ -247,7 +141,7 @@ fn stand_in_timeline() -> String {
 fn the_class_report_shows_its_parts_in_a_browser() {
     let reports = graded();
     // In the target folder, so that a person can open the page and follow its links.
-    let out = target_dir().join("class-report");
+    let out = browser::target_dir().join("class-report");
     let _ = std::fs::remove_dir_all(&out);
     write_class(&out, reports);
     let subs = class::load(&out).unwrap();
@@ -276,7 +170,7 @@ fn the_class_report_shows_its_parts_in_a_browser() {
     std::fs::write(&html, &page).unwrap();
 
     // The DOM Chromium builds holds every part.
-    let dom = chromium_on(&html, &["--dump-dom".to_string()]);
+    let dom = browser::dom(&html);
     for part in [
         "id=\"overview\"",
         "id=\"mistakes\"",
@@ -312,9 +206,9 @@ fn the_class_report_shows_its_parts_in_a_browser() {
 
     // The screenshot shows them: mistake bars, pass and fail colours, the score histogram,
     // and the page is not blank.
-    let png = target_dir().join("class-report.png");
-    let pixels = screenshot(&html, &png);
-    let white = count(&pixels, [0xff, 0xff, 0xff]);
+    let png = browser::target_dir().join("class-report.png");
+    let pixels = browser::screenshot(&html, &png, (WIDTH, HEIGHT));
+    let white = browser::count_near(&pixels, [0xff, 0xff, 0xff], 3);
     assert!(
         white < pixels.len() * 97 / 100,
         "the page looks blank ({white} of {} pixels white): {}",
@@ -329,7 +223,7 @@ fn the_class_report_shows_its_parts_in_a_browser() {
         // The group's picture, an image from a data: URL under the page's CSP.
         ("timeline picture", PICTURE, 5000),
     ] {
-        let n = count(&pixels, colour);
+        let n = browser::count_near(&pixels, colour, 3);
         assert!(
             n >= least,
             "{what}: {n} pixels of #{:02x}{:02x}{:02x}, at least {least} expected: {}",
@@ -399,7 +293,7 @@ fn large_class() -> Vec<(String, String)> {
 
 #[test]
 fn a_large_class_stays_readable() {
-    let out = target_dir().join("class-report-60");
+    let out = browser::target_dir().join("class-report-60");
     let _ = std::fs::remove_dir_all(&out);
     write_class(&out, &large_class());
     let subs = class::load(&out).unwrap();
@@ -408,7 +302,7 @@ fn a_large_class_stays_readable() {
     let html = out.join(class::CLASS_REPORT);
     std::fs::write(&html, &page).unwrap();
 
-    let dom = chromium_on(&html, &["--dump-dom".to_string()]);
+    let dom = browser::dom(&html);
     // Long lists are folded: the table of all submissions, the groups past the overview.
     assert!(
         dom.contains("<details><summary>60 submissions, by name"),
@@ -437,15 +331,15 @@ fn a_large_class_stays_readable() {
         .unwrap()..];
     assert!(row[..row.find("</tr>").unwrap()].contains("closest candidate for 5"));
 
-    let png = target_dir().join("class-report-60.png");
-    let pixels = screenshot(&html, &png);
+    let png = browser::target_dir().join("class-report-60.png");
+    let pixels = browser::screenshot(&html, &png, (WIDTH, HEIGHT));
     for (what, colour, least) in [
         ("mistake bars", MISTAKE, 1500),
         // The failing card's edge (the cases' red bars are further down).
         ("failing (red)", FAIL, 400),
         ("score histogram", ACCENT, 500),
     ] {
-        let n = count(&pixels, colour);
+        let n = browser::count_near(&pixels, colour, 3);
         assert!(
             n >= least,
             "{what}: {n} pixels, at least {least}: {}",

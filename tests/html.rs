@@ -7,7 +7,7 @@
 use std::path::Path;
 
 mod common;
-use common::{grader, grader_path, root};
+use common::{browser, grader, grader_path, root};
 
 fn leader(faults: &str) -> Vec<String> {
     vec![
@@ -255,84 +255,6 @@ fn html_report_snapshot() {
     settings.bind(|| insta::assert_snapshot!("html_wrong_worked_trace", page));
 }
 
-/// Debian's Chromium on PATH, or the test fails saying how to get it (`.ci/run` installs it).
-fn chromium() -> std::path::PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .flat_map(|d| [d.join("chromium"), d.join("chromium-browser")])
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!("no chromium on PATH: this browser test needs it (apt-get install chromium)")
-        })
-}
-
-/// Headless Chromium on `url` with `args`; its stdout. Fails the test if it does not end
-/// within two minutes (a hang guard, not a timing assertion).
-fn chromium_on(url: &str, args: &[String]) -> String {
-    use std::time::{Duration, Instant};
-    let scratch = tempfile::tempdir().unwrap();
-    // Output to files: a pipe nobody reads while waiting could fill and block it.
-    let (stdout, stderr) = (scratch.path().join("out"), scratch.path().join("err"));
-    let mut child = std::process::Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-        ])
-        .args(["--force-device-scale-factor=1", "--no-first-run"])
-        .arg(format!(
-            "--user-data-dir={}",
-            scratch.path().join("profile").display()
-        ))
-        .args(args)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::fs::File::create(&stdout).unwrap())
-        .stderr(std::fs::File::create(&stderr).unwrap())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish: {}", read(&stderr));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(status.success(), "chromium failed: {}", read(&stderr));
-    read(&stdout)
-}
-
-/// How many pixels of a PNG are within 12 of each colour on every channel.
-fn pixels_near(png: &Path, colours: &[[u8; 3]]) -> Vec<usize> {
-    let decoder = png::Decoder::new(std::io::BufReader::new(
-        std::fs::File::open(png).unwrap_or_else(|e| panic!("{}: {e}", png.display())),
-    ));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    assert_eq!(info.bit_depth, png::BitDepth::Eight);
-    let channels = match info.color_type {
-        png::ColorType::Rgb => 3,
-        png::ColorType::Rgba => 4,
-        other => panic!("unexpected colour type {other:?}"),
-    };
-    colours
-        .iter()
-        .map(|c| {
-            buf[..info.buffer_size()]
-                .chunks(channels)
-                .filter(|p| (0..3).all(|i| p[i].abs_diff(c[i]) <= 12))
-                .count()
-        })
-        .collect()
-}
-
 #[test]
 fn the_html_report_renders_in_a_browser() {
     let dir = tempfile::tempdir().unwrap();
@@ -352,20 +274,16 @@ fn the_html_report_renders_in_a_browser() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    let url = format!("file://{}", html.display());
     // The browser reads the picture as an SVG element inside the figure.
-    let dom = chromium_on(&url, &["--dump-dom".into()]);
+    let dom = browser::dom(&html);
     assert!(dom.contains("<figure class=\"timeline\" id=\"case-030-constant-load\">\n<svg"));
     // And draws it: the divergence's red, your vermillion, the leader's blue are on screen
     // (vermillion and that blue are nowhere else on the page).
     let png = dir.path().join("report.png");
-    chromium_on(
-        &url,
-        &[
-            format!("--screenshot={}", png.display()),
-            "--window-size=1200,1800".into(),
-        ],
-    );
-    let counts = pixels_near(&png, &[[198, 40, 40], [213, 94, 0], [0, 114, 178]]);
+    let pixels = browser::screenshot(&html, &png, (1200, 1800));
+    let counts: Vec<usize> = [[198, 40, 40], [213, 94, 0], [0, 114, 178]]
+        .into_iter()
+        .map(|c| browser::count_near(&pixels, c, 12))
+        .collect();
     assert!(counts.iter().all(|&n| n > 200), "{counts:?}");
 }

@@ -3,6 +3,8 @@
 //! Each test binary uses a different subset of them.
 #![allow(dead_code)]
 
+pub mod browser;
+
 use std::path::PathBuf;
 use std::process::Output;
 
