@@ -244,6 +244,8 @@ fn a_class_gives_a_gradebook_and_every_report_and_a_rerun_grades_only_what_chang
         "href=\"submissions/mistaken/report.html\"",
         "Caught up only when the fetch reaches the leader's current LEO",
         "6 submissions",
+        // A group's first difference links to the case in its student's own report.
+        "href=\"submissions/crashes/report.html#case-001-worked-trace\"",
     ] {
         assert!(dom.contains(part), "{part} not in the page's DOM");
     }

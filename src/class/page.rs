@@ -575,7 +575,13 @@ impl<'a> Context<'a> {
         }
         if let Some(d) = &g.divergence {
             let rep = g.members.first().map(String::as_str).unwrap_or("");
-            divergence(out, rep, d);
+            // The case in the representative's own report (its section's anchor), when it has one.
+            let case_href = self
+                .hrefs
+                .get(rep)
+                .filter(|h| !h.starts_with('#'))
+                .map(|h| format!("{h}#{}", crate::report::html::anchor("case", &d.case)));
+            divergence(out, rep, d, case_href.as_deref());
             let picture = self.picture(&Example {
                 name: rep.to_string(),
                 case: d.case.clone(),
@@ -752,13 +758,18 @@ impl<'a> Context<'a> {
     }
 }
 
-/// A representative's first difference, as a small block.
-fn divergence(out: &mut String, rep: &str, d: &Divergence) {
+/// A representative's first difference, as a small block; the case links to its section in the
+/// representative's own report when `case_href` is given.
+fn divergence(out: &mut String, rep: &str, d: &Divergence, case_href: Option<&str>) {
+    let case = format!("<code>{}</code>", program_text(&d.case));
+    let case = match case_href {
+        Some(h) => format!("<a href=\"{}\">{case}</a>", escape(h)),
+        None => case,
+    };
     let _ = writeln!(
         out,
-        "<p>First difference of {} on <code>{}</code> <span class=\"muted\">({}; {})</span>:</p>",
+        "<p>First difference of {} on {case} <span class=\"muted\">({}; {})</span>:</p>",
         program_text(rep),
-        program_text(&d.case),
         program_text(&d.title),
         d.verdict
     );
