@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod common;
-use common::{browser, grader, grader_path, root};
+use common::{browser, copy_dir, grader, grader_path, root};
 
 /// A class: its submissions folder and the instructor's file, in one temporary folder.
 struct Class {
@@ -47,25 +47,6 @@ impl Class {
             .env_remove("CI")
             .output()
             .unwrap()
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from).sort_by_file_name() {
-        let entry = entry.unwrap();
-        let rel = entry.path().strip_prefix(from).unwrap();
-        if rel
-            .components()
-            .any(|c| c.as_os_str() == "target" || c.as_os_str() == "__pycache__")
-        {
-            continue;
-        }
-        let dest = to.join(rel);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &dest).unwrap();
-        }
     }
 }
 

@@ -10,7 +10,7 @@ use isr_reference::shrink::divergence_kind;
 use isr_reference::{CATALOG, FaultSet, Trace, audit::catalog_witness_len, output};
 
 mod common;
-use common::{corpus_args, grader, grader_path, root};
+use common::{corpus_args, grader, grader_path, leader, root};
 
 fn student(script: &str) -> Vec<String> {
     vec![
@@ -21,15 +21,6 @@ fn student(script: &str) -> Vec<String> {
             .display()
             .to_string(),
         grader_path(),
-    ]
-}
-
-fn leader(faults: &str) -> Vec<String> {
-    vec![
-        grader_path(),
-        "leader".into(),
-        "--fault".into(),
-        faults.into(),
     ]
 }
 

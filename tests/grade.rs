@@ -9,7 +9,7 @@ use isr_reference::{CATALOG, Fault, FaultSet};
 use serde_json::Value;
 
 mod common;
-use common::{corpus_args, fixture, grader, grader_path, root};
+use common::{corpus_args, fixture, grader, grader_path, regex_escape, root};
 
 fn json_run(extra: &[&str], program: &[String]) -> (Output, Value) {
     let out = grader()
@@ -501,15 +501,6 @@ fn markdown_settings() -> insta::Settings {
     settings.add_filter(r"(?m)^- sandbox: .*$", "- sandbox: [redacted]");
     settings.add_filter(r"(?m)^- graded by: .*$", "- graded by: [redacted]");
     settings
-}
-
-fn regex_escape(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            let special = "\\.+*?()|[]{}^$#&-~".contains(c);
-            special.then_some('\\').into_iter().chain([c])
-        })
-        .collect()
 }
 
 #[test]

@@ -7,16 +7,7 @@
 use std::path::Path;
 
 mod common;
-use common::{browser, grader, grader_path, root};
-
-fn leader(faults: &str) -> Vec<String> {
-    vec![
-        grader_path(),
-        "leader".into(),
-        "--fault".into(),
-        faults.into(),
-    ]
-}
+use common::{browser, grader, grader_path, leader, regex_escape, root};
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -213,15 +204,6 @@ fn a_hidden_case_is_pictured_from_its_shrunk_trace_only() {
     let (page, svg) = run(&["--show-hidden"], "instructor");
     assert!(leaked(&svg).len() > 5, "{svg}");
     assert!(!leaked(&page).is_empty());
-}
-
-fn regex_escape(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            let special = "\\.+*?()|[]{}^$#&-~".contains(c);
-            special.then_some('\\').into_iter().chain([c])
-        })
-        .collect()
 }
 
 #[test]

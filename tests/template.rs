@@ -9,26 +9,7 @@ use assert_cmd::Command;
 use serde_json::Value;
 
 mod common;
-use common::root;
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from).sort_by_file_name() {
-        let entry = entry.unwrap();
-        let rel = entry.path().strip_prefix(from).unwrap();
-        if rel
-            .components()
-            .any(|c| c.as_os_str() == "target" || c.as_os_str() == "__pycache__")
-        {
-            continue;
-        }
-        let dest = to.join(rel);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &dest).unwrap();
-        }
-    }
-}
+use common::{copy_dir, root};
 
 /// Grades the folder with `isr-grader test` and no arguments, as a student would.
 fn grade(dir: &Path) -> (i32, Value) {

@@ -91,3 +91,44 @@ pub fn json_report(out: &Output) -> Value {
         )
     })
 }
+
+/// The hidden `leader` subcommand with `faults` switched on, as a student's program.
+pub fn leader(faults: &str) -> Vec<String> {
+    vec![
+        grader_path(),
+        "leader".into(),
+        "--fault".into(),
+        faults.into(),
+    ]
+}
+
+/// `text` with every regex metacharacter escaped (for insta filters on paths).
+pub fn regex_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let special = "\\.+*?()|[]{}^$#&-~".contains(c);
+            special.then_some('\\').into_iter().chain([c])
+        })
+        .collect()
+}
+
+/// Copies the folder `from` into `to` (created), leaving out build output (`target`,
+/// `__pycache__`).
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    for entry in walkdir::WalkDir::new(from).sort_by_file_name() {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(from).unwrap();
+        if rel
+            .components()
+            .any(|c| c.as_os_str() == "target" || c.as_os_str() == "__pycache__")
+        {
+            continue;
+        }
+        let dest = to.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
+}
