@@ -388,25 +388,13 @@ fn run_case(
 
 /// The report of a case that was not run (the grader was interrupted, or stopped early).
 fn not_run(case: &Case) -> (CaseReport, Observation) {
-    let report = CaseReport {
-        name: case.name.clone(),
-        title: case.meta.title.clone(),
-        hidden: case.meta.visibility == Visibility::Hidden,
-        verdict: Verdict::NotRun,
-        points: 0,
-        max_points: case.meta.points,
-        first_diff: None,
-        origin: None,
-        diff: Vec::new(),
-        stray_lines: Vec::new(),
-        stray_total: 0,
-        stderr_tail: String::new(),
-        show_command: None,
-        elapsed: Duration::ZERO,
-        shrunk: None,
-        nondeterminism: None,
-        timeline: None,
-    };
+    let report = CaseReport::bare(
+        &case.name,
+        &case.meta.title,
+        case.meta.visibility == Visibility::Hidden,
+        Verdict::NotRun,
+        case.meta.points,
+    );
     (
         report,
         Observation {
