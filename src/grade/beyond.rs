@@ -143,24 +143,27 @@ pub fn after_corpus(
             diagnosis::mistakes(set, cases, observations)
         });
     }
-    let public_diagnosis = cases
-        .iter()
-        .any(|c| c.meta.visibility == Visibility::Hidden)
-        .then(|| {
-            let public: Vec<usize> = (0..cases.len())
-                .filter(|&i| cases[i].meta.visibility != Visibility::Hidden)
-                .collect();
-            let p_cases: Vec<&Case> = public.iter().map(|&i| &cases[i]).collect();
-            let p_reports: Vec<CaseReport> = public.iter().map(|&i| reports[i].clone()).collect();
-            let p_obs: Vec<&Observation> = public.iter().map(|&i| &observations[i]).collect();
-            let mut d = diagnosis::diagnose(&p_cases, &p_reports, &p_obs);
-            if let Some(e) = &exploration {
-                explore::confirm(&programs, &mut d, &e.observed, |set| {
-                    diagnosis::mistakes(set, &p_cases, &p_obs)
-                });
-            }
-            d
-        });
+    // Only Gradescope's always-visible summary reads it: no second diagnosis (and no shrinking
+    // runs of its own) for the other reports.
+    let public_diagnosis = (plan.output.gradescope.is_some()
+        && cases
+            .iter()
+            .any(|c| c.meta.visibility == Visibility::Hidden))
+    .then(|| {
+        let public: Vec<usize> = (0..cases.len())
+            .filter(|&i| cases[i].meta.visibility != Visibility::Hidden)
+            .collect();
+        let p_cases: Vec<&Case> = public.iter().map(|&i| &cases[i]).collect();
+        let p_reports: Vec<CaseReport> = public.iter().map(|&i| reports[i].clone()).collect();
+        let p_obs: Vec<&Observation> = public.iter().map(|&i| &observations[i]).collect();
+        let mut d = diagnosis::diagnose(&p_cases, &p_reports, &p_obs);
+        if let Some(e) = &exploration {
+            explore::confirm(&programs, &mut d, &e.observed, |set| {
+                diagnosis::mistakes(set, &p_cases, &p_obs)
+            });
+        }
+        d
+    });
     if !plan.show_hidden {
         hidden::redact(reports);
     }

@@ -280,8 +280,9 @@ pub struct Report {
     pub cases: Vec<CaseReport>,
     /// The diagnosis (None when the build failed or no case ran).
     pub diagnosis: Option<DiagnosisReport>,
-    /// The diagnosis made from the public cases alone (None when there is no hidden case, or
-    /// no diagnosis): what a student may be told while hidden cases are not shown.
+    /// The diagnosis made from the public cases alone (None when there is no hidden case, no
+    /// diagnosis, or no Gradescope report asked for: only it reads this): what a student may be
+    /// told while hidden cases are not shown.
     pub public_diagnosis: Option<DiagnosisReport>,
     /// Points possible over the cases selected, known before any ran (so also when the build
     /// failed).
